@@ -1,0 +1,61 @@
+"""evalkit: evaluate LLM agents from eval documents, as pandas DataFrames, column by column.
+
+    import evalkit
+    df = evalkit.load("data/demo.json")          # the case table: one row per item or turn
+    scored = evalkit.evaluate(df)                # result columns, status and error per row
+    evalkit.summary(scored)                      # pass rates per evaluator
+    evalkit.save_results(scored, "out/demo")     # results.json, results.csv, report.html
+
+Heavy libraries (pandas, promptflow, azure-ai-evaluation, plotly, ipywidgets) load on first use, so
+``import evalkit`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+__version__ = "0.1.0"
+
+_API = {
+    "load": ("evalkit.documents", "load"),
+    "to_document": ("evalkit.documents", "to_document"),
+    "evaluate": ("evalkit.engine", "evaluate"),
+    "save_results": ("evalkit.results", "save_results"),
+    "summary": ("evalkit.summary", "summary"),
+    "status_counts": ("evalkit.summary", "status_counts"),
+    "validate": ("evalkit.validation", "validate_document"),
+    "judge_config": ("evalkit.models", "judge_config"),
+    "EvalkitError": ("evalkit.errors", "EvalkitError"),
+    "DocumentError": ("evalkit.errors", "DocumentError"),
+    "EvaluatorConfigError": ("evalkit.errors", "EvaluatorConfigError"),
+    "EnvironmentConfigError": ("evalkit.errors", "EnvironmentConfigError"),
+    "EvalkitWarning": ("evalkit.versions", "EvalkitWarning"),
+}
+
+__all__ = sorted(_API) + ["__version__"]
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .documents import load, to_document
+    from .engine import evaluate
+    from .errors import DocumentError, EnvironmentConfigError, EvalkitError, EvaluatorConfigError
+    from .models import judge_config
+    from .results import save_results
+    from .summary import status_counts, summary
+    from .validation import validate_document as validate
+    from .versions import EvalkitWarning
+
+
+def __getattr__(name: str):
+    """Import the public API on first use (PEP 562)."""
+    try:
+        module, attr = _API[name]
+    except KeyError:
+        raise AttributeError(f"module 'evalkit' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return __all__

@@ -1,0 +1,85 @@
+"""``evalkit run DOC``: load, evaluate, and write results.json, results.csv and report.html."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from ..errors import EvalkitError
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("run", help="evaluate an eval document and write the results")
+    parser.add_argument("document", metavar="DOC", help="eval document (JSON)")
+    parser.add_argument("--out", metavar="DIR", help="results folder (default: results/<document name>)")
+    parser.add_argument("--custom-dir", metavar="DIR", help="custom evaluators folder (default: ./custom-evaluators)")
+    parser.add_argument("--log-level", choices=LOG_LEVELS, default="warning")
+    parser.add_argument(
+        "--fail-under",
+        metavar="RATE",
+        type=parse_rate,
+        help="exit 1 when the share of items (and turns) with status pass is below RATE (0-1, or 80%%)",
+    )
+    parser.set_defaults(func=main)
+
+
+def parse_rate(text: str) -> float:
+    """A pass-rate gate: ``0.8`` or ``80%``."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a rate: write 0.8 or 80%") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a rate between 0 and 1 (or 0% and 100%)")
+    return value
+
+
+def main(args) -> int:
+    from .. import documents, engine, results
+    from ..summary import status_counts
+
+    started = time.perf_counter()
+    path = Path(args.document)
+    df = documents.load(path)
+    scored = engine.evaluate(df, custom_dir=args.custom_dir)
+    out = Path(args.out) if args.out else Path("results") / path.stem
+    try:
+        paths = results.save_results(scored, out)
+    except OSError as exc:
+        raise EvalkitError(f"cannot write results to {out}: {exc.strerror or exc}") from None
+    counts = status_counts(scored)
+    total = counts["total"]
+    rate = counts["pass"] / total if total else 0.0
+    print(
+        f"{total} rows: {counts['pass']} pass, {counts['fail']} fail, {counts['partial']} partial, "
+        f"{counts['error']} error (pass rate {rate:.1%}) in {time.perf_counter() - started:.2f} s"
+    )
+    _print_evaluators(scored)
+    print(f"Results: {paths['json']}")
+    print(f"CSV:     {paths['csv']}")
+    print(f"Report:  {paths['html']}")
+    if args.fail_under is not None and rate < args.fail_under:
+        print(f"Gate failed: pass rate {rate:.1%} is below --fail-under {args.fail_under:.1%}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _print_evaluators(scored) -> None:
+    from ..summary import summary
+
+    table = summary(scored)
+    rows = [name for name in table.index if name != "(status)"]
+    if not rows:
+        return
+    width = max(len(n) for n in rows)
+    for name in rows:
+        r = table.loc[name]
+        rate = "   n/a" if r["pass_rate"] != r["pass_rate"] else f"{r['pass_rate']:6.1%}"
+        print(
+            f"  {name:<{width}}  {rate}  ({int(r['passed'])} pass, {int(r['failed'])} fail, "
+            f"{int(r['errored'])} error)"
+        )

@@ -1,0 +1,198 @@
+"""The column-wise run: resolve evaluators, score each one over the rows that ask for it, set statuses.
+
+Never a per-row loop over evaluators: every evaluator receives its rows in one call. One evaluator that
+crashes only turns its own rows into error results; the others keep theirs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from .errors import EnvironmentConfigError
+from .evaluators.base import RESULT_COLUMNS, error_frame
+from .evaluators.custom import CallableEvaluator
+from .evaluators.registry import resolve_evaluators
+from .progress import progress_bar
+from .statuses import apply_statuses
+
+log = logging.getLogger("evalkit.engine")
+
+EvaluatorSpec = "Callable[..., dict] | dict | None"
+
+
+def evaluate(
+    df: pd.DataFrame,
+    *,
+    custom_dir: str | os.PathLike | None = None,
+    evaluators: dict[str, Any] | list | None = None,
+    model_config: dict | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Score a case table and return a new one with result columns, ``status`` and ``error``.
+
+    Args:
+        df: a case table from ``evalkit.load``.
+        custom_dir: where custom evaluators live (default ``./custom-evaluators``).
+        evaluators: evaluators to run on every row in addition to each row's own map: a dict of
+            name -> options dict (a built-in or custom evaluator) or name -> callable (an ad-hoc
+            evaluator called like a custom one, threshold 1), or a list of names / callables.
+        model_config: the judge model for LLM evaluators (default: from the environment).
+        progress: show a progress bar (default: when the run takes more than a moment).
+    """
+    table = df.copy()
+    table.attrs = dict(df.attrs)
+    meta = dict(table.attrs.get("evalkit") or {})
+    adhoc, extra = _split_extra(evaluators)
+    if extra:
+        table["evaluators"] = [{**m, **extra} for m in table["evaluators"]]
+    maps = table["evaluators"].tolist()
+    names_where = _names_where(table, maps, adhoc)
+
+    resolved = resolve_evaluators({n: w for n, w in names_where.items() if n not in adhoc}, custom_dir)
+    resolved.update(adhoc)
+    _check_environment(resolved, model_config)
+
+    has_response = np.fromiter((isinstance(r, str) for r in table["response"]), dtype=bool, count=len(table))
+    scored_specs = []
+    timings = {}
+    row_work = {name: _rows_asking(name, maps, has_response, name in adhoc) for name in resolved}
+    with progress_bar(total=int(sum(m.sum() for m in row_work.values())), enabled=progress) as bar:
+        for name, evaluator in resolved.items():
+            started = time.perf_counter()
+            mask = row_work[name]
+            results = _score_one(evaluator, table, mask, maps, adhoc=name in adhoc)
+            _attach(table, evaluator.key, results)
+            scored_specs.append(
+                {
+                    "name": name,
+                    "key": evaluator.key,
+                    "score_field": evaluator.score_field,
+                    "has_threshold": evaluator.has_threshold,
+                    "is_llm": evaluator.is_llm,
+                }
+            )
+            timings[name] = time.perf_counter() - started
+            log.debug("evaluator %s: %d rows in %.3f s", name, int(mask.sum()), timings[name])
+            bar.update(int(mask.sum()))
+
+    apply_statuses(table, [s["key"] for s in scored_specs])
+    meta["scored"] = scored_specs
+    meta["timings"] = timings
+    table.attrs["evalkit"] = meta
+    return table
+
+
+def _split_extra(evaluators) -> tuple[dict[str, Any], dict[str, dict]]:
+    """Separate ad-hoc callables from extra configured evaluators applied to every row."""
+    if evaluators is None:
+        return {}, {}
+    items = evaluators.items() if isinstance(evaluators, dict) else [(_name_of(e), e) for e in evaluators]
+    adhoc, extra = {}, {}
+    for name, spec in items:
+        if callable(spec):
+            adhoc[name] = CallableEvaluator(name, spec)
+        elif spec is None or isinstance(spec, dict):
+            extra[name] = spec or {}
+        else:
+            raise TypeError(f"evaluators[{name!r}] must be a callable or an options dict, not {type(spec).__name__}")
+    return adhoc, extra
+
+
+def _name_of(spec) -> str:
+    if isinstance(spec, str):
+        return spec
+    name = getattr(spec, "__name__", None) or type(spec).__name__
+    return name
+
+
+def _names_where(table: pd.DataFrame, maps: list[dict], adhoc: dict) -> dict[str, str]:
+    """Every evaluator name in first-seen order, with the place it first appears (for messages)."""
+    where: dict[str, str] = {}
+    seen_maps: set[int] = set()
+    items, turns = table["item"].tolist(), table["turn"].tolist()
+    for item, turn, m in zip(items, turns, maps):
+        if id(m) in seen_maps:
+            continue
+        seen_maps.add(id(m))
+        place = f"items[{item}]" if turn is pd.NA or turn is None else f"items[{item}].turns[{turn}]"
+        for name in m:
+            where.setdefault(name, place)
+    for name in adhoc:
+        where.setdefault(name, "evaluators=")
+    return where
+
+
+def _rows_asking(name: str, maps: list[dict], has_response: np.ndarray, everywhere: bool) -> np.ndarray:
+    if everywhere:
+        return has_response.copy()
+    cache: dict[int, bool] = {}
+    asks = np.fromiter((cache.setdefault(id(m), name in m) for m in maps), dtype=bool, count=len(maps))
+    return asks & has_response
+
+
+def _score_one(evaluator, table: pd.DataFrame, mask: np.ndarray, maps: list[dict], *, adhoc: bool) -> pd.DataFrame:
+    rows = table.loc[mask]
+    configs = [{} if adhoc else (maps[i].get(evaluator.name) or {}) for i in np.flatnonzero(mask)]
+    ready = np.ones(len(rows), dtype=bool)
+    parts = []
+    for column in evaluator.requires:
+        values = rows[column].to_numpy(dtype=object)
+        missing = np.array([not (isinstance(v, str) and v.strip()) for v in values], dtype=bool) & ready
+        if missing.any():
+            parts.append(
+                error_frame(
+                    rows.index[missing],
+                    f"{evaluator.name} needs '{column}', which this item does not have: add "
+                    f"'{column}' to the item, or remove {evaluator.name} from its evaluators.",
+                    code="evaluatorConfigurationError",
+                )
+            )
+            ready &= ~missing
+    if ready.any():
+        subset = rows.loc[ready]
+        sub_configs = [c for c, ok in zip(configs, ready) if ok]
+        try:
+            parts.append(evaluator.score(subset, sub_configs))
+        except Exception as exc:  # noqa: BLE001 - one evaluator's crash must not lose the others' results
+            log.debug("evaluator %s crashed", evaluator.name, exc_info=True)
+            parts.append(error_frame(subset.index, f"{type(exc).__name__}: {exc}", code="evaluatorError"))
+    if not parts:
+        return pd.DataFrame(columns=list(RESULT_COLUMNS))
+    return pd.concat(parts) if len(parts) > 1 else parts[0]
+
+
+def _attach(table: pd.DataFrame, key: str, results: pd.DataFrame) -> None:
+    """Add the ``<key>_*`` columns; rows that did not ask keep empty values (None / NaN)."""
+    n = len(table)
+    positions = table.index.get_indexer(results.index) if len(results) else np.array([], dtype=int)
+    for column in RESULT_COLUMNS:
+        target = key if column == "score" else f"{key}_{column}"
+        source = results[column].to_numpy() if len(results) else np.array([])
+        numeric = column == "threshold" or (column == "score" and source.dtype.kind in "fiu")
+        values = np.full(n, np.nan) if numeric else np.full(n, None, dtype=object)
+        if column == "score" and not numeric:
+            values[:] = np.nan
+        values[positions] = source
+        table[target] = values
+
+
+def _check_environment(resolved: dict, model_config: dict | None) -> None:
+    """Stop before any work when an LLM evaluator is asked for and no judge model is configured."""
+    llm = [name for name, ev in resolved.items() if getattr(ev, "is_llm", False)]
+    if not llm:
+        return
+    from .models import MISSING_JUDGE_MESSAGE, describe, judge_config
+
+    config = model_config or judge_config()
+    if config is None:
+        what = ", ".join(llm)
+        raise EnvironmentConfigError(MISSING_JUDGE_MESSAGE.format(what=f"The LLM evaluator(s) {what}"))
+    log.debug("judge model: %s", describe(config))
+    for name in llm:
+        resolved[name].model_config = config

@@ -1,0 +1,37 @@
+"""Exceptions for user mistakes: the CLI prints them as ``Error: ...`` with no traceback.
+
+Each carries the exit code of the CLI contract, so the command line and the Python API agree on what kind of
+mistake was made: 2 for invalid input or evaluator configuration, 3 for missing environment configuration.
+"""
+
+from __future__ import annotations
+
+
+class EvalkitError(Exception):
+    """A mistake the user can fix; the message names the file, the item and the fix."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, problems: list[str] | None = None):
+        self.problems = list(problems or [])
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        head = super().__str__()
+        if not self.problems:
+            return head
+        return head + "\n" + "\n".join(f"  - {p}" for p in self.problems)
+
+
+class DocumentError(EvalkitError):
+    """The eval document cannot be read or does not follow the schema."""
+
+
+class EvaluatorConfigError(EvalkitError):
+    """An evaluator named by the document cannot be resolved, loaded or configured."""
+
+
+class EnvironmentConfigError(EvalkitError):
+    """Something the run needs from the environment (a judge model, credentials) is missing."""
+
+    exit_code = 3

@@ -1,0 +1,1 @@
+"""Evaluators: the result contract, built-ins, custom-evaluator discovery, and the registry."""

@@ -1,0 +1,240 @@
+"""Custom evaluators from ``custom-evaluators/<name>/`` and ad-hoc Python callables.
+
+A folder ``<name>/`` holding ``<name>.py`` is a code-only evaluator; with ``<name>.prompty`` beside it, an
+LLM judge. The module's first top-level class is instantiated with keyword arguments ``threshold`` and
+``options`` (plus ``model_config`` for LLM judges), once per distinct configuration, and called per row
+with ``prompt``, ``response``, ``expected_response`` and ``context`` as strings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import json
+import logging
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import EvaluatorConfigError
+from .base import result_frame
+from .contract import ContractError, read_score, signature_message
+
+log = logging.getLogger("evalkit.custom")
+
+_LLM_HINTS = re.compile(r"load_flow|promptflow|model_config|\.prompty")
+_INPUTS = ("prompt", "response", "expected_response", "context")
+
+
+class RowEvaluator:
+    """Runs a per-row Python callable over the rows that ask for it, under the result contract."""
+
+    has_threshold = True
+    requires: tuple[str, ...] = ()
+
+    def __init__(self, name: str, *, is_llm: bool = False, default_threshold: float = 1.0):
+        self.name = self.key = self.score_field = name
+        self.is_llm = is_llm
+        self.default_threshold = default_threshold
+        self.model_config: dict | None = None
+
+    def make_callable(self, threshold: float, options: dict) -> Callable[..., Any]:
+        raise NotImplementedError
+
+    def score(self, rows, configs: list[dict]):
+        n = len(rows)
+        scores = np.full(n, np.nan)
+        thresholds = np.empty(n)
+        reasons: list[Any] = [None] * n
+        errors: list[Any] = [None] * n
+        codes: list[Any] = [None] * n
+        columns = [rows[c].tolist() for c in _INPUTS]
+        for positions, config in _group_configs(configs):
+            threshold = config.get("threshold", self.default_threshold)
+            thresholds[positions] = threshold
+            try:
+                fn = self.make_callable(threshold, config.get("options") or {})
+            except TypeError as exc:
+                _fill(errors, codes, positions, f"constructor failed: {signature_message(exc)}", "evaluatorLoadError")
+                continue
+            except Exception as exc:  # noqa: BLE001 - user code: any failure becomes an error result
+                _fill(errors, codes, positions, f"constructor failed: {type(exc).__name__}: {exc}", "evaluatorLoadError")
+                continue
+            self._run(fn, positions, columns, scores, reasons, errors, codes)
+        result = np.where(scores >= thresholds, "pass", "fail").astype(object)
+        failed = np.array([e is not None for e in errors], dtype=bool)
+        result[failed] = "error"
+        return result_frame(
+            rows.index, score=scores, result=result, threshold=thresholds, reason=reasons, error=errors, code=codes
+        )
+
+    def _run(self, fn, positions, columns, scores, reasons, errors, codes) -> None:
+        prompts, responses, expecteds, contexts = columns
+        llm = self.is_llm
+        for i in positions:
+            try:
+                out = fn(prompt=prompts[i], response=responses[i], expected_response=expecteds[i], context=contexts[i])
+            except TypeError as exc:
+                errors[i], codes[i] = signature_message(exc), "evaluatorError"
+                continue
+            except Exception as exc:  # noqa: BLE001 - user code: any failure becomes an error result
+                errors[i], codes[i] = f"{type(exc).__name__}: {exc}", "evaluatorError"
+                continue
+            # Fast path for the common well-formed result; everything else goes through the contract.
+            if type(out) is dict and not llm and "error" not in out and out.get("result") != "error":
+                value = out.get("score")
+                kind = type(value)
+                if (kind is float or kind is int) and value == value and abs(value) != float("inf"):
+                    scores[i] = value
+                    reason = out.get("reason")
+                    reasons[i] = "" if reason is None else reason if type(reason) is str else str(reason)
+                    continue
+            try:
+                scores[i], reasons[i] = read_score(out, llm=llm)
+            except ContractError as exc:
+                errors[i], codes[i] = str(exc), exc.code
+
+
+def _fill(errors, codes, positions, message, code) -> None:
+    for i in positions:
+        errors[i], codes[i] = message, code
+
+
+def _group_configs(configs: list[dict]) -> list[tuple[np.ndarray, dict]]:
+    """Positions of rows sharing the same configuration (one instance per distinct configuration)."""
+    groups: dict[Any, list[int]] = {}
+    firsts: dict[Any, dict] = {}
+    by_id: dict[int, Any] = {}
+    for i, config in enumerate(configs):
+        key = by_id.get(id(config))
+        if key is None:
+            key = json.dumps(config, sort_keys=True, default=repr)
+            by_id[id(config)] = key
+        groups.setdefault(key, []).append(i)
+        firsts.setdefault(key, config)
+    return [(np.asarray(pos), firsts[key]) for key, pos in groups.items()]
+
+
+class CustomEvaluator(RowEvaluator):
+    """A ``custom-evaluators/<name>/<name>.py`` evaluator (code-only, or LLM judge with a ``.prompty``)."""
+
+    def __init__(self, name: str, folder: Path, cls: type, *, is_llm: bool):
+        super().__init__(name, is_llm=is_llm, default_threshold=3.0 if is_llm else 1.0)
+        self.folder = folder
+        self.cls = cls
+        self.fingerprint = _fingerprint(folder, name)
+
+    def make_callable(self, threshold, options):
+        kwargs = {"threshold": threshold, "options": options}
+        if self.is_llm:
+            kwargs["model_config"] = dict(self.model_config or {})
+        return self.cls(**kwargs)
+
+
+class CallableEvaluator(RowEvaluator):
+    """An ad-hoc evaluator: a plain function ``fn(*, prompt, response, expected_response, context)``."""
+
+    def __init__(self, name: str, fn: Callable[..., Any], threshold: float = 1.0):
+        super().__init__(name, default_threshold=threshold)
+        self.fn = fn
+
+    def make_callable(self, threshold, options):
+        return self.fn
+
+
+def load_custom(name: str, folder: Path, where: str = "") -> CustomEvaluator:
+    """Import ``folder/<name>/<name>.py`` and return its evaluator, or raise ``EvaluatorConfigError``."""
+    home = folder / name
+    if not home.is_dir():
+        raise EvaluatorConfigError(_unknown_message(name, folder, where))
+    module_path = home / f"{name}.py"
+    if not module_path.is_file():
+        raise EvaluatorConfigError(
+            f"Custom evaluator '{name}' is missing required file '{name}.py' (looked for {module_path}). "
+            f"Every evaluator folder must contain {name}.py; a {name}.prompty is needed only for LLM judges."
+        )
+    is_llm = (home / f"{name}.prompty").is_file()
+    log.debug("custom evaluator %r: %s (%s)", name, module_path, "LLM judge" if is_llm else "code-only")
+    started = time.perf_counter()
+    cls = _first_class(name, module_path)
+    log.debug("custom evaluator %r: imported %s.%s in %.1f ms", name, name, cls.__name__,
+              (time.perf_counter() - started) * 1000)
+    if not is_llm:
+        _warn_missing_prompty(name, module_path)
+    return CustomEvaluator(name, home, cls, is_llm=is_llm)
+
+
+def _unknown_message(name: str, folder: Path, where: str) -> str:
+    place = f" ({where})" if where else ""
+    message = (
+        f"Unknown evaluator '{name}'{place}: no folder {folder / name}. Check that the folder is at "
+        f"<your_project>/custom-evaluators/{name}/, that the file basenames match the folder name, and that "
+        "you run from the project root (or pass --custom-dir)."
+    )
+    if folder.is_dir():
+        near = [p.name for p in folder.iterdir() if p.is_dir() and p.name.casefold() == name.casefold()]
+        if near:
+            message += f" A folder '{near[0]}' exists: names must match exactly, including case."
+    return message
+
+
+def _first_class(name: str, path: Path) -> type:
+    module_name = f"evalkit_custom_{name}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise EvaluatorConfigError(f"Custom evaluator '{name}' failed to import: cannot read {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        sys.modules.pop(module_name, None)
+        raise EvaluatorConfigError(
+            f"Custom evaluator '{name}' failed to import: SyntaxError: {exc.msg} ({path}, line {exc.lineno})"
+        ) from None
+    except BaseException as exc:  # noqa: BLE001 - any import failure is a configuration error
+        sys.modules.pop(module_name, None)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise EvaluatorConfigError(
+            f"Custom evaluator '{name}' failed to import: {type(exc).__name__}: {exc} ({path})"
+        ) from None
+    for value in vars(module).values():
+        if inspect.isclass(value) and value.__module__ == module_name:
+            return value
+    raise EvaluatorConfigError(
+        f"Custom evaluator '{name}' defines no class in {path}: define a class with "
+        "__init__(self, *, threshold, options=None, **_) and "
+        "__call__(self, *, prompt='', response='', expected_response='', context='', **_)."
+    )
+
+
+def _warn_missing_prompty(name: str, path: Path) -> None:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    hit = _LLM_HINTS.search(text)
+    if hit:
+        log.warning(
+            "Custom evaluator '%s' has no %s.prompty, but %s mentions %r: if it is an LLM judge, the "
+            ".prompty may be missing. Running it as a code-only evaluator.",
+            name,
+            name,
+            path.name,
+            hit.group(0),
+        )
+
+
+def _fingerprint(home: Path, name: str) -> str:
+    digest = hashlib.sha256()
+    for suffix in (".py", ".prompty"):
+        path = home / f"{name}{suffix}"
+        if path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()

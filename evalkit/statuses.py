@@ -1,0 +1,81 @@
+"""Item, turn and thread statuses, following the upstream rules.
+
+- ``error``: no response was obtained (no evaluator is attempted);
+- ``partial``: a response was obtained but at least one evaluator errored
+  (``error = {"code": "evaluatorsFailed", "message": "Agent response obtained. K of N evaluators failed to run."}``);
+- ``fail``: every evaluator ran and at least one failed;
+- ``pass``: every evaluator ran and passed (also when the row asked for none).
+
+A thread is ``error`` when any turn errored, else ``partial`` when any turn is partial, else ``fail`` when
+any turn failed, else ``pass``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+NO_RESPONSE_CODE = "agentRequestFailed"
+NO_RESPONSE_MESSAGE = (
+    "No response: the document records no 'response' for this item and no agent was run. "
+    "Record the agent's answer in the item's 'response' field."
+)
+
+
+def apply_statuses(df: pd.DataFrame, keys: list[str]) -> None:
+    """Set ``status``, ``error_code`` and ``error_message`` on ``df`` in place from its result columns."""
+    n = len(df)
+    asked = np.zeros(n, dtype=int)
+    errored = np.zeros(n, dtype=int)
+    failed = np.zeros(n, dtype=bool)
+    for key in keys:
+        result = df[f"{key}_result"]
+        asked += result.notna().to_numpy()
+        errored += (result == "error").to_numpy()
+        failed |= (result == "fail").to_numpy()
+    has_response = df["response"].map(lambda r: isinstance(r, str)).to_numpy(dtype=bool)
+
+    status = np.where(errored > 0, "partial", np.where(failed, "fail", "pass")).astype(object)
+    status[~has_response] = "error"
+    codes = np.full(n, None, dtype=object)
+    messages = np.full(n, None, dtype=object)
+    partial = status == "partial"
+    codes[partial] = "evaluatorsFailed"
+    messages[partial] = [
+        f"Agent response obtained. {k} of {a} evaluators failed to run." for k, a in zip(errored[partial], asked[partial])
+    ]
+    # Rows without a response keep an agent error recorded before scoring (agent runs), else say why.
+    prior_codes = df["error_code"].to_numpy(dtype=object) if "error_code" in df.columns else np.full(n, None, dtype=object)
+    prior_messages = (
+        df["error_message"].to_numpy(dtype=object) if "error_message" in df.columns else np.full(n, None, dtype=object)
+    )
+    for i in np.flatnonzero(~has_response):
+        code = prior_codes[i]
+        if isinstance(code, str) and code:
+            codes[i], messages[i] = code, prior_messages[i]
+        else:
+            codes[i], messages[i] = NO_RESPONSE_CODE, NO_RESPONSE_MESSAGE
+    df["status"] = status
+    df["error_code"] = codes
+    df["error_message"] = messages
+
+
+def thread_summary(statuses: list[str]) -> dict:
+    """The upstream ``ThreadSummary`` of a thread's turn statuses."""
+    counts = {s: statuses.count(s) for s in ("pass", "fail", "partial", "error")}
+    if counts["error"]:
+        overall = "error"
+    elif counts["partial"]:
+        overall = "partial"
+    elif counts["fail"]:
+        overall = "fail"
+    else:
+        overall = "pass"
+    return {
+        "turns_total": len(statuses),
+        "turns_passed": counts["pass"],
+        "turns_failed": counts["fail"],
+        "turns_partial": counts["partial"],
+        "turns_errored": counts["error"],
+        "overall_status": overall,
+    }
