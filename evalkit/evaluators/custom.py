@@ -8,6 +8,7 @@ with ``prompt``, ``response``, ``expected_response`` and ``context`` as strings.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib.util
 import inspect
@@ -24,6 +25,7 @@ import numpy as np
 from ..errors import EvaluatorConfigError
 from .base import result_frame
 from .contract import ContractError, read_score, signature_message
+from .registry import BUILTIN_NAMES
 
 log = logging.getLogger("evalkit.custom")
 
@@ -180,6 +182,9 @@ def _unknown_message(name: str, folder: Path, where: str) -> str:
         near = [p.name for p in folder.iterdir() if p.is_dir() and p.name.casefold() == name.casefold()]
         if near:
             message += f" A folder '{near[0]}' exists: names must match exactly, including case."
+    builtin = difflib.get_close_matches(name, list(BUILTIN_NAMES), n=1, cutoff=0.8)
+    if builtin:
+        message += f" Did you mean the built-in evaluator '{builtin[0]}'?"
     return message
 
 
