@@ -40,6 +40,11 @@ DETERMINISTIC_BUILTINS = {
 }
 BUILTIN_NAMES = {**LLM_BUILTINS, **DETERMINISTIC_BUILTINS}
 _BUILTIN_BY_FOLDED = {name.casefold(): name for name in BUILTIN_NAMES}
+#: Case-table columns a custom evaluator's output columns would overwrite.
+RESERVED_NAMES = frozenset(
+    "item turn thread prompt expected_response context response citations retrieval_executions spans "
+    "evaluators extensions source thread_source status error_code error_message".split()
+)
 NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*$")
 
 
@@ -96,6 +101,11 @@ def _resolve_one(name: str, where: str, folder: Path, custom) -> Any:
             f"Evaluator '{name}' ({where}) collides with the built-in evaluator '{collision}' "
             f"(names are compared case-insensitively). Write '{collision}' to use the built-in, or give "
             f"your custom evaluator a distinct name such as 'domain_{name.lower()}'."
+        )
+    if name in RESERVED_NAMES:
+        raise EvaluatorConfigError(
+            f"Evaluator name '{name}' ({where}) is reserved: the case table already has a column '{name}'. "
+            f"Rename the custom evaluator (folder, file and references), e.g. to 'check_{name}'."
         )
     if not NAME_PATTERN.match(name):
         raise EvaluatorConfigError(
