@@ -33,7 +33,22 @@ _API = {
     "EvalkitWarning": ("evalkit.versions", "EvalkitWarning"),
 }
 
-__all__ = sorted(_API) + ["__version__"]
+__all__ = [
+    "DocumentError",
+    "EnvironmentConfigError",
+    "EvalkitError",
+    "EvalkitWarning",
+    "EvaluatorConfigError",
+    "__version__",
+    "evaluate",
+    "judge_config",
+    "load",
+    "save_results",
+    "status_counts",
+    "summary",
+    "to_document",
+    "validate",
+]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .documents import load, to_document

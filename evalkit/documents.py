@@ -123,7 +123,22 @@ def to_document(df: pd.DataFrame) -> dict[str, Any]:
         statuses,
         errors,
     )
-    for item, turn, prompt, expected, context, response, citations, executions, ext, src, tsrc, sc, st, err in rows:
+    for (
+        item,
+        turn,
+        prompt,
+        expected,
+        context,
+        response,
+        citations,
+        executions,
+        ext,
+        src,
+        tsrc,
+        sc,
+        st,
+        err,
+    ) in rows:
         entry = dict(src) if isinstance(src, dict) else {}
         entry["prompt"] = prompt
         _put_text(entry, src, "expected_response", expected)

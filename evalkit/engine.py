@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -100,7 +100,9 @@ def _split_extra(evaluators) -> tuple[dict[str, Any], dict[str, dict]]:
         elif spec is None or isinstance(spec, dict):
             extra[name] = spec or {}
         else:
-            raise TypeError(f"evaluators[{name!r}] must be a callable or an options dict, not {type(spec).__name__}")
+            raise TypeError(
+                f"evaluators[{name!r}] must be a callable or an options dict, not {type(spec).__name__}"
+            )
     return adhoc, extra
 
 
@@ -136,7 +138,8 @@ def _rows_asking(name: str, maps: list[dict], has_response: np.ndarray, everywhe
     return asks & has_response
 
 
-def _score_one(evaluator, table: pd.DataFrame, mask: np.ndarray, maps: list[dict], *, adhoc: bool) -> pd.DataFrame:
+def _score_one(evaluator, table: pd.DataFrame, mask: np.ndarray, maps: list[dict], *, adhoc: bool) -> list:
+    """The evaluator's result frames for the rows in ``mask`` (missing required fields first)."""
     rows = table.loc[mask]
     configs = [{} if adhoc else (maps[i].get(evaluator.name) or {}) for i in np.flatnonzero(mask)]
     ready = np.ones(len(rows), dtype=bool)
@@ -162,23 +165,27 @@ def _score_one(evaluator, table: pd.DataFrame, mask: np.ndarray, maps: list[dict
         except Exception as exc:  # noqa: BLE001 - one evaluator's crash must not lose the others' results
             log.debug("evaluator %s crashed", evaluator.name, exc_info=True)
             parts.append(error_frame(subset.index, f"{type(exc).__name__}: {exc}", code="evaluatorError"))
-    if not parts:
-        return pd.DataFrame(columns=list(RESULT_COLUMNS))
-    return pd.concat(parts) if len(parts) > 1 else parts[0]
+    return parts
 
 
-def _attach(table: pd.DataFrame, key: str, results: pd.DataFrame) -> None:
-    """Add the ``<key>_*`` columns; rows that did not ask keep empty values (None / NaN)."""
+def _attach(table: pd.DataFrame, key: str, parts: list[pd.DataFrame]) -> None:
+    """Add the ``<key>_*`` columns; rows that did not ask keep empty values (None / NaN).
+
+    Scores stay numeric unless an evaluator returns booleans (exactMatch), which are kept as such.
+    """
     n = len(table)
-    positions = table.index.get_indexer(results.index) if len(results) else np.array([], dtype=int)
     for column in RESULT_COLUMNS:
         target = key if column == "score" else f"{key}_{column}"
-        source = results[column].to_numpy() if len(results) else np.array([])
-        numeric = column == "threshold" or (column == "score" and source.dtype.kind in "fiu")
-        values = np.full(n, np.nan) if numeric else np.full(n, None, dtype=object)
-        if column == "score" and not numeric:
-            values[:] = np.nan
-        values[positions] = source
+        sources = [(table.index.get_indexer(p.index), p[column].to_numpy()) for p in parts if len(p)]
+        numeric = column == "threshold" or (
+            column == "score" and all(v.dtype.kind in "fiu" for _, v in sources)
+        )
+        if numeric:
+            values = np.full(n, np.nan)
+        else:
+            values = np.full(n, np.nan if column == "score" else None, dtype=object)
+        for positions, source in sources:
+            values[positions] = source
         table[target] = values
 
 

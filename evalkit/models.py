@@ -44,7 +44,9 @@ def judge_config(project: Path | None = None) -> dict | None:
         config = {
             "azure_endpoint": endpoint,
             "azure_deployment": deployment,
-            "api_version": env.get("AZURE_AI_API_VERSION") or env.get("OPENAI_API_VERSION") or DEFAULT_AZURE_API_VERSION,
+            "api_version": env.get("AZURE_AI_API_VERSION")
+            or env.get("OPENAI_API_VERSION")
+            or DEFAULT_AZURE_API_VERSION,
         }
         key = env.get("AZURE_AI_API_KEY") or env.get("AZURE_OPENAI_API_KEY")
         if key:

@@ -74,7 +74,9 @@ def _integral(value):
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-def save_results(df: pd.DataFrame, out_dir: str | os.PathLike, *, title: str | None = None) -> dict[str, Path]:
+def save_results(
+    df: pd.DataFrame, out_dir: str | os.PathLike, *, title: str | None = None
+) -> dict[str, Path]:
     """Write results.json, results.csv and report.html into ``out_dir``, each replaced atomically."""
     from .documents import to_document
     from .reports.csv_report import write_csv

@@ -42,12 +42,19 @@ def apply_statuses(df: pd.DataFrame, keys: list[str]) -> None:
     partial = status == "partial"
     codes[partial] = "evaluatorsFailed"
     messages[partial] = [
-        f"Agent response obtained. {k} of {a} evaluators failed to run." for k, a in zip(errored[partial], asked[partial])
+        f"Agent response obtained. {k} of {a} evaluators failed to run."
+        for k, a in zip(errored[partial], asked[partial])
     ]
     # Rows without a response keep an agent error recorded before scoring (agent runs), else say why.
-    prior_codes = df["error_code"].to_numpy(dtype=object) if "error_code" in df.columns else np.full(n, None, dtype=object)
+    prior_codes = (
+        df["error_code"].to_numpy(dtype=object)
+        if "error_code" in df.columns
+        else np.full(n, None, dtype=object)
+    )
     prior_messages = (
-        df["error_message"].to_numpy(dtype=object) if "error_message" in df.columns else np.full(n, None, dtype=object)
+        df["error_message"].to_numpy(dtype=object)
+        if "error_message" in df.columns
+        else np.full(n, None, dtype=object)
     )
     for i in np.flatnonzero(~has_response):
         code = prior_codes[i]

@@ -48,7 +48,12 @@ def test_threshold_and_options_come_from_the_document(project):
     item = {"prompt": "P", "response": "R", "context": "C", "expected_response": "E"}
     item["evaluators"] = {"echo": {"threshold": 0.7, "options": {"score": 0.5}}}
     scored = run(doc(item))
-    assert entries(scored)[0]["echo"] == {"echo": 0.5, "result": "fail", "threshold": 0.7, "reason": "P|R|E|C"}
+    assert entries(scored)[0]["echo"] == {
+        "echo": 0.5,
+        "result": "fail",
+        "threshold": 0.7,
+        "reason": "P|R|E|C",
+    }
     assert scored.loc[0, "status"] == "fail"
 
 
@@ -76,13 +81,32 @@ def test_first_top_level_class_is_used(project):
 @pytest.mark.parametrize(
     ("body", "message", "code"),
     [
-        ('return {"error": "no terms configured", "score": 5}', "Evaluator failed: no terms configured", "evaluatorError"),
-        ('return {"result": "error", "error": "legacy shape"}', "Evaluator failed: legacy shape", "evaluatorError"),
+        (
+            'return {"error": "no terms configured", "score": 5}',
+            "Evaluator failed: no terms configured",
+            "evaluatorError",
+        ),
+        (
+            'return {"result": "error", "error": "legacy shape"}',
+            "Evaluator failed: legacy shape",
+            "evaluatorError",
+        ),
         ('raise ValueError("boom")', "Evaluator failed: ValueError: boom", "evaluatorError"),
-        ('return {"score": "high", "reason": "x"}', "Evaluator failed: could not parse score: 'high' is not a number",
-         "invalidEvaluatorResult"),
-        ('return {"score": float("nan")}', "could not parse score: nan is not a finite number", "invalidEvaluatorResult"),
-        ('return {"reason": "forgot"}', "could not parse score: the result has no 'score' key", "invalidEvaluatorResult"),
+        (
+            'return {"score": "high", "reason": "x"}',
+            "Evaluator failed: could not parse score: 'high' is not a number",
+            "invalidEvaluatorResult",
+        ),
+        (
+            'return {"score": float("nan")}',
+            "could not parse score: nan is not a finite number",
+            "invalidEvaluatorResult",
+        ),
+        (
+            'return {"reason": "forgot"}',
+            "could not parse score: the result has no 'score' key",
+            "invalidEvaluatorResult",
+        ),
         ("return [1]", "returned list, expected a dict", "invalidEvaluatorResult"),
         ("return None", "returned NoneType, expected a dict", "invalidEvaluatorResult"),
     ],
@@ -162,7 +186,13 @@ def test_configuration_problems_are_all_reported_before_running(project):
         {
             "prompt": "P",
             "response": "R",
-            "evaluators": {"ghost": {}, "broken_syntax": {}, "needs_dep": {}, "no_module": {}, "exactmatch": {}},
+            "evaluators": {
+                "ghost": {},
+                "broken_syntax": {},
+                "needs_dep": {},
+                "no_module": {},
+                "exactmatch": {},
+            },
         }
     )
     with pytest.raises(EvaluatorConfigError) as info:
@@ -269,6 +299,9 @@ def test_dispatch_uses_one_instance_per_distinct_configuration(project):
                 return {"score": self.serial, "reason": ""}
         """,
     )
-    items = [{"prompt": "P", "response": "R", "evaluators": {"counted": {"options": {"k": i % 2}}}} for i in range(6)]
+    items = [
+        {"prompt": "P", "response": "R", "evaluators": {"counted": {"options": {"k": i % 2}}}}
+        for i in range(6)
+    ]
     scored = run(doc(*items))
     assert sorted(set(scored["counted"].tolist())) == [0.0, 1.0]

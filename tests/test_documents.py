@@ -14,7 +14,9 @@ from evalkit.versions import LATEST_VERSION, EvalkitWarning
 
 def corpus_files(reference):
     root = reference / "m365-copilot-eval"
-    return sorted((root / "samples").glob("*.json")) + sorted((root / "schema/v1/examples/valid").glob("*.json"))
+    return sorted((root / "samples").glob("*.json")) + sorted(
+        (root / "schema/v1/examples/valid").glob("*.json")
+    )
 
 
 def test_every_upstream_document_round_trips_exactly(reference):
@@ -40,7 +42,10 @@ def test_threads_become_one_row_per_turn(reference):
 def test_case_table_columns_and_inputs(tmp_path):
     doc = {
         "schemaVersion": "1.11.0",
-        "items": [{"prompt": "Hi", "response": "Hello"}, {"prompt": "Q", "expected_response": "A", "context": "C"}],
+        "items": [
+            {"prompt": "Hi", "response": "Hello"},
+            {"prompt": "Q", "expected_response": "A", "context": "C"},
+        ],
     }
     df = evalkit.load(doc)
     assert list(df.columns[:12]) == [
@@ -113,7 +118,11 @@ def test_extend_merges_by_name_and_item_entry_replaces_default_entry_whole():
     assert maps[1] == {"ExactMatch": {}}
     assert maps[2] == {"PartialMatch": {"threshold": 0.9, "case_sensitive": True}, "Citations": {}}
     assert maps[3] == {}
-    assert maps[4] == {"PartialMatch": {"threshold": 0.9, "case_sensitive": True}, "Citations": {}, "ExactMatch": {}}
+    assert maps[4] == {
+        "PartialMatch": {"threshold": 0.9, "case_sensitive": True},
+        "Citations": {},
+        "ExactMatch": {},
+    }
 
 
 def test_fields_evalkit_does_not_act_on_are_kept(reference):

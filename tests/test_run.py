@@ -59,16 +59,25 @@ def test_demo_statuses_and_scores(demo_run):
     statuses = [item.get("status") for item in items[:9]]
     assert statuses == ["pass", "fail", "fail", "pass", "pass", "fail", "fail", "partial", "error"]
     assert items[0]["scores"]["citations"]["citations"][0]["source"].endswith("Leave-Policy.docx")
-    assert items[2]["scores"]["exactMatch"] == {"match": False, "result": "fail", "reason": items[2]["scores"]["exactMatch"]["reason"]}
+    assert items[2]["scores"]["exactMatch"] == {
+        "match": False,
+        "result": "fail",
+        "reason": items[2]["scores"]["exactMatch"]["reason"],
+    }
     assert items[3]["scores"]["exactMatch"]["match"] is True
     assert items[5]["scores"]["retrievalQuery"]["diagnostic_code"] == "mixed_term_failure"
     assert items[5]["scores"]["retrievalResult"]["score"] == 0.33
     assert items[6]["scores"]["forbidden_terms"] == {
         "forbidden_terms": 0.0, "result": "fail", "threshold": 1, "reason": "Found forbidden term(s): guarantee"
     }  # fmt: skip
-    assert items[7]["error"] == {"code": "evaluatorsFailed", "message": "Agent response obtained. 2 of 4 evaluators failed to run."}
+    assert items[7]["error"] == {
+        "code": "evaluatorsFailed",
+        "message": "Agent response obtained. 2 of 4 evaluators failed to run.",
+    }
     assert "ExactMatch needs 'expected_response'" in items[7]["scores"]["exactMatch"]["error"]
-    assert items[7]["scores"]["keyword_coverage"]["error"].startswith("Evaluator failed: no keywords configured")
+    assert items[7]["scores"]["keyword_coverage"]["error"].startswith(
+        "Evaluator failed: no keywords configured"
+    )
     assert items[8]["error"]["code"] == "agentRequestFailed" and "scores" in items[8]
     thread = items[9]
     assert thread["summary"] == {
@@ -83,7 +92,9 @@ def test_demo_csv_has_custom_evaluators_under_their_folder_name(demo_run):
 
     _, out = demo_run
     table = pd.read_csv(out / "results.csv")
-    assert {"forbidden_terms", "answer_length", "keyword_coverage", "exactMatch", "partialMatch"} <= set(table.columns)
+    assert {"forbidden_terms", "answer_length", "keyword_coverage", "exactMatch", "partialMatch"} <= set(
+        table.columns
+    )
     assert len(table) == 12
 
 
@@ -98,7 +109,9 @@ def test_malformed_json_is_exit_2_with_line_and_column(tmp_path):
 
 def test_schema_problems_are_exit_2(tmp_path):
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"schemaVersion": "1.6.0", "items": [{"prompt": "x", "expeceted_response": "y"}]}))
+    bad.write_text(
+        json.dumps({"schemaVersion": "1.6.0", "items": [{"prompt": "x", "expeceted_response": "y"}]})
+    )
     proc = evalkit_cmd("run", bad, "--out", tmp_path / "out")
     assert proc.returncode == 2
     assert "items[0]: 'expeceted_response' is not allowed" in proc.stderr
@@ -106,7 +119,21 @@ def test_schema_problems_are_exit_2(tmp_path):
 
 def test_unknown_evaluator_is_exit_2_with_the_seed_text(tmp_path):
     doc = tmp_path / "doc.json"
-    doc.write_text(json.dumps({"schemaVersion": "1.6.0", "items": [{"prompt": "x", "response": "y", "evaluators": {"Relevence": {}}, "evaluators_mode": "replace"}]}))
+    doc.write_text(
+        json.dumps(
+            {
+                "schemaVersion": "1.6.0",
+                "items": [
+                    {
+                        "prompt": "x",
+                        "response": "y",
+                        "evaluators": {"Relevence": {}},
+                        "evaluators_mode": "replace",
+                    }
+                ],
+            }
+        )
+    )
     proc = evalkit_cmd("run", doc, "--out", tmp_path / "out", cwd=tmp_path)
     assert proc.returncode == 2
     assert "Error: Unknown evaluator 'Relevence'" in proc.stderr
@@ -124,8 +151,36 @@ def test_llm_evaluator_without_a_judge_is_exit_3_before_any_work(tmp_path, refer
 
 
 def test_fail_under_gate(tmp_path):
-    assert cli(["run", str(DEMO), "--out", str(tmp_path / "a"), "--fail-under", "0.3", "--custom-dir", str(REPO / "custom-evaluators")]) == 0
-    assert cli(["run", str(DEMO), "--out", str(tmp_path / "b"), "--fail-under", "90%", "--custom-dir", str(REPO / "custom-evaluators")]) == 1
+    assert (
+        cli(
+            [
+                "run",
+                str(DEMO),
+                "--out",
+                str(tmp_path / "a"),
+                "--fail-under",
+                "0.3",
+                "--custom-dir",
+                str(REPO / "custom-evaluators"),
+            ]
+        )
+        == 0
+    )
+    assert (
+        cli(
+            [
+                "run",
+                str(DEMO),
+                "--out",
+                str(tmp_path / "b"),
+                "--fail-under",
+                "90%",
+                "--custom-dir",
+                str(REPO / "custom-evaluators"),
+            ]
+        )
+        == 1
+    )
 
 
 def test_fail_under_rejects_a_bad_rate(capsys):

@@ -20,7 +20,9 @@ def register(subparsers) -> None:
 def scaffold(name: str, custom_dir: str | Path = "custom-evaluators", *, llm: bool = False) -> list[Path]:
     """Create ``custom_dir/name/`` with a working evaluator; returns the files written."""
     if not NAME_PATTERN.match(name):
-        raise EvalkitError(f"'{name}' is not a valid evaluator name: start with a letter, then letters, digits or _.")
+        raise EvalkitError(
+            f"'{name}' is not a valid evaluator name: start with a letter, then letters, digits or _."
+        )
     if name in _builtin_names() or builtin_collision(name):
         raise EvalkitError(
             f"'{name}' collides with a built-in evaluator name (compared case-insensitively); "
@@ -30,9 +32,11 @@ def scaffold(name: str, custom_dir: str | Path = "custom-evaluators", *, llm: bo
     if home.exists():
         raise EvalkitError(f"{home} already exists; choose another name or edit that evaluator.")
     class_name = "".join(part[:1].upper() + part[1:] for part in name.split("_") if part) + "Evaluator"
-    templates = [("llm.py.txt", f"{name}.py"), ("llm.prompty.txt", f"{name}.prompty")] if llm else [
-        ("code.py.txt", f"{name}.py")
-    ]
+    templates = (
+        [("llm.py.txt", f"{name}.py"), ("llm.prompty.txt", f"{name}.prompty")]
+        if llm
+        else [("code.py.txt", f"{name}.py")]
+    )
     home.mkdir(parents=True)
     written = []
     for template, target in templates:

@@ -16,7 +16,9 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("run", help="evaluate an eval document and write the results")
     parser.add_argument("document", metavar="DOC", help="eval document (JSON)")
     parser.add_argument("--out", metavar="DIR", help="results folder (default: results/<document name>)")
-    parser.add_argument("--custom-dir", metavar="DIR", help="custom evaluators folder (default: ./custom-evaluators)")
+    parser.add_argument(
+        "--custom-dir", metavar="DIR", help="custom evaluators folder (default: ./custom-evaluators)"
+    )
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="warning")
     parser.add_argument(
         "--fail-under",
@@ -63,7 +65,9 @@ def main(args) -> int:
     print(f"CSV:     {paths['csv']}")
     print(f"Report:  {paths['html']}")
     if args.fail_under is not None and rate < args.fail_under:
-        print(f"Gate failed: pass rate {rate:.1%} is below --fail-under {args.fail_under:.1%}", file=sys.stderr)
+        print(
+            f"Gate failed: pass rate {rate:.1%} is below --fail-under {args.fail_under:.1%}", file=sys.stderr
+        )
         return 1
     return 0
 

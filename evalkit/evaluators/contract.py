@@ -13,7 +13,9 @@ import numbers
 from typing import Any
 
 #: Hint added to TypeErrors that come from a signature that does not accept the framework's keywords.
-SIGNATURE_HINT = "accept the keywords you do not use with a **_ catch-all, e.g. def __call__(self, *, response='', **_)"
+SIGNATURE_HINT = (
+    "accept the keywords you do not use with a **_ catch-all, e.g. def __call__(self, *, response='', **_)"
+)
 
 
 class ContractError(Exception):
@@ -32,7 +34,9 @@ def read_score(out: Any, *, llm: bool) -> tuple[float, str]:
         )
     if out.get("error") not in (None, "") or out.get("result") == "error":
         message = out.get("error")
-        raise ContractError(str(message) if message not in (None, "") else "evaluator reported an error", "evaluatorError")
+        raise ContractError(
+            str(message) if message not in (None, "") else "evaluator reported an error", "evaluatorError"
+        )
     if "score" not in out:
         raise ContractError("could not parse score: the result has no 'score' key")
     score = _number(out["score"])

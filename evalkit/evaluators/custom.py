@@ -17,8 +17,9 @@ import logging
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -62,17 +63,35 @@ class RowEvaluator:
             try:
                 fn = self.make_callable(threshold, config.get("options") or {})
             except TypeError as exc:
-                _fill(errors, codes, positions, f"constructor failed: {signature_message(exc)}", "evaluatorLoadError")
+                _fill(
+                    errors,
+                    codes,
+                    positions,
+                    f"constructor failed: {signature_message(exc)}",
+                    "evaluatorLoadError",
+                )
                 continue
             except Exception as exc:  # noqa: BLE001 - user code: any failure becomes an error result
-                _fill(errors, codes, positions, f"constructor failed: {type(exc).__name__}: {exc}", "evaluatorLoadError")
+                _fill(
+                    errors,
+                    codes,
+                    positions,
+                    f"constructor failed: {type(exc).__name__}: {exc}",
+                    "evaluatorLoadError",
+                )
                 continue
             self._run(fn, positions, columns, scores, reasons, errors, codes)
         result = np.where(scores >= thresholds, "pass", "fail").astype(object)
         failed = np.array([e is not None for e in errors], dtype=bool)
         result[failed] = "error"
         return result_frame(
-            rows.index, score=scores, result=result, threshold=thresholds, reason=reasons, error=errors, code=codes
+            rows.index,
+            score=scores,
+            result=result,
+            threshold=thresholds,
+            reason=reasons,
+            error=errors,
+            code=codes,
         )
 
     def _run(self, fn, positions, columns, scores, reasons, errors, codes) -> None:
@@ -80,7 +99,12 @@ class RowEvaluator:
         llm = self.is_llm
         for i in positions:
             try:
-                out = fn(prompt=prompts[i], response=responses[i], expected_response=expecteds[i], context=contexts[i])
+                out = fn(
+                    prompt=prompts[i],
+                    response=responses[i],
+                    expected_response=expecteds[i],
+                    context=contexts[i],
+                )
             except TypeError as exc:
                 errors[i], codes[i] = signature_message(exc), "evaluatorError"
                 continue
@@ -164,8 +188,13 @@ def load_custom(name: str, folder: Path, where: str = "") -> CustomEvaluator:
     log.debug("custom evaluator %r: %s (%s)", name, module_path, "LLM judge" if is_llm else "code-only")
     started = time.perf_counter()
     cls = _first_class(name, module_path)
-    log.debug("custom evaluator %r: imported %s.%s in %.1f ms", name, name, cls.__name__,
-              (time.perf_counter() - started) * 1000)
+    log.debug(
+        "custom evaluator %r: imported %s.%s in %.1f ms",
+        name,
+        name,
+        cls.__name__,
+        (time.perf_counter() - started) * 1000,
+    )
     if not is_llm:
         _warn_missing_prompty(name, module_path)
     return CustomEvaluator(name, home, cls, is_llm=is_llm)
