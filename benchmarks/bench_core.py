@@ -37,15 +37,25 @@ def make_rows(n: int, seed: int = 7) -> list[dict]:
         else:
             rng.shuffle(words)
             response = " ".join(words[: max(1, len(words) - rng.randint(0, 6))]) + "."
-        marker = ("【1:0†doc】", "[1]", "") [i % 3]
-        rows.append({"prompt": f"Question {i}: {words[0]}?", "expected_response": expected, "response": response + marker})
+        marker = ("", "[1]", "【1:0†doc】")[i % 3]
+        rows.append(
+            {
+                "prompt": f"Question {i}: {words[0]}?",
+                "expected_response": expected,
+                "response": response + marker,
+            }
+        )
     return rows
 
 
 def write_inputs(folder: Path, rows: list[dict]) -> tuple[Path, Path]:
     doc = {
         "schemaVersion": "1.11.0",
-        "default_evaluators": {"ExactMatch": {}, "PartialMatch": {}, "Citations": {"citation_format": "mixed"}},
+        "default_evaluators": {
+            "ExactMatch": {},
+            "PartialMatch": {},
+            "Citations": {"citation_format": "mixed"},
+        },
         "items": rows,
     }
     doc_path = folder / "bench.json"
@@ -53,11 +63,15 @@ def write_inputs(folder: Path, rows: list[dict]) -> tuple[Path, Path]:
     jsonl = folder / "bench.jsonl"
     with jsonl.open("w") as handle:
         for row in rows:
-            handle.write(json.dumps({"response": row["response"], "ground_truth": row["expected_response"]}) + "\n")
+            handle.write(
+                json.dumps({"response": row["response"], "ground_truth": row["expected_response"]}) + "\n"
+            )
     return doc_path, jsonl
 
 
-def run_measured(args: list[str], cwd: Path | None = None, env: dict | None = None) -> tuple[float, float, str]:
+def run_measured(
+    args: list[str], cwd: Path | None = None, env: dict | None = None
+) -> tuple[float, float, str]:
     """Run a process; return (wall seconds, peak RSS MB, stdout)."""
     started = time.perf_counter()
     proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -138,8 +152,12 @@ def main() -> None:
         ek_wall, ek_rss, _ = run_measured(
             [PYTHON, "-m", "evalkit", "run", str(doc_path), "--out", str(folder / "out")], cwd=folder
         )
-        print(f"evalkit evaluate() on {args.rows} rows, ExactMatch + PartialMatch + Citations: {ek_eval:.3f} s")
-        print(f"evalkit run (whole process, results.json + csv + html): {ek_wall:.2f} s, peak {ek_rss:.0f} MB")
+        print(
+            f"evalkit evaluate() on {args.rows} rows, ExactMatch + PartialMatch + Citations: {ek_eval:.3f} s"
+        )
+        print(
+            f"evalkit run (whole process, results.json + csv + html): {ek_wall:.2f} s, peak {ek_rss:.0f} MB"
+        )
 
         if not args.skip_azure:
             env = dict(os.environ, PF_DISABLE_TRACING="true")
@@ -150,9 +168,13 @@ def main() -> None:
             print(f"azure-ai-evaluation evaluate() with F1ScoreEvaluator alone: {az_eval:.2f} s")
             print(f"azure-ai-evaluation whole process: {az_wall:.2f} s, peak {az_rss:.0f} MB")
             print(f"ratio evaluate(): {az_eval / ek_eval:.1f}x (target >= 20x)")
-            print(f"ratio whole process: {az_wall / ek_wall:.1f}x (target >= 4x); peak memory {az_rss / ek_rss:.2f}x")
+            print(
+                f"ratio whole process: {az_wall / ek_wall:.1f}x (target >= 4x); peak memory {az_rss / ek_rss:.2f}x"
+            )
 
-        per_row, own = (float(x) for x in run_measured([PYTHON, "-c", DISPATCH, "100000"], cwd=folder)[2].split())
+        per_row, own = (
+            float(x) for x in run_measured([PYTHON, "-c", DISPATCH, "100000"], cwd=folder)[2].split()
+        )
         print(
             f"code-only custom evaluator dispatch: {per_row:.2f} us/row in evaluate(), its own work {own:.2f} us/row, "
             f"overhead {per_row - own:.2f} us/row (target < 10 us)"

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .evaluators.registry import resolve_row_evaluators
@@ -100,29 +102,53 @@ def _case_table(data: dict, source: str) -> pd.DataFrame:
 
 def to_document(df: pd.DataFrame) -> dict[str, Any]:
     """Write the case table back as an eval document, enriched with what scoring added."""
-    from .results import score_collections, thread_summary
+    root = document_root(df)
+    root["items"] = list(iter_items(df))
+    return root
+
+
+def document_root(df: pd.DataFrame) -> dict[str, Any]:
+    """The document's fields other than ``items`` (schemaVersion, metadata, defaults, root extras)."""
+    meta = df.attrs.get("evalkit", {})
+    return copy.deepcopy(meta.get("document") or {"schemaVersion": "1.11.0"})
+
+
+def iter_items(df: pd.DataFrame) -> Iterator[dict]:
+    """The document's items one at a time, in document order, so large results stream to disk.
+
+    Rows are written back in (item, turn) order whatever order the table is in; the turns of a thread are
+    gathered under their thread, which gets a ``summary`` once its turns have statuses.
+    """
+    from .results import iter_score_collections
 
     meta = df.attrs.get("evalkit", {})
-    root = copy.deepcopy(meta.get("document") or {"schemaVersion": "1.11.0"})
     scored = bool(meta.get("scored")) or "status" in df.columns
-    scores = score_collections(df) if scored else [None] * len(df)
-    statuses = df["status"].tolist() if "status" in df.columns else [None] * len(df)
-    errors = _row_errors(df)
+    order = np.lexsort((df["turn"].fillna(-1).to_numpy(dtype=np.int64), df["item"].to_numpy(dtype=np.int64)))
+    if (np.diff(order) == 1).all():
+        order = None  # already in document order: skip the reindexing
 
-    items: list[dict] = []
-    threads: dict[int, dict] = {}
+    def column(name: str, default=None) -> list:
+        if name not in df.columns:
+            return [default] * len(df)
+        values = df[name].tolist()
+        return values if order is None else [values[i] for i in order]
+
+    scores = iter_score_collections(df, order) if scored else iter([None] * len(df))
     rows = zip(
-        df["item"].tolist(),
-        df["turn"].tolist(),
-        *(df[c].tolist() for c in ("prompt", "expected_response", "context", "response", "citations")),
-        df["retrieval_executions"].tolist(),
-        df["extensions"].tolist(),
-        df["source"].tolist(),
-        df["thread_source"].tolist(),
+        column("item"),
+        column("turn"),
+        *(column(c) for c in ("prompt", "expected_response", "context", "response", "citations")),
+        column("retrieval_executions"),
+        column("extensions"),
+        column("source"),
+        column("thread_source"),
         scores,
-        statuses,
-        errors,
+        column("status"),
+        column("error_code"),
+        column("error_message"),
     )
+    thread: dict | None = None
+    thread_item = None
     for (
         item,
         turn,
@@ -137,13 +163,14 @@ def to_document(df: pd.DataFrame) -> dict[str, Any]:
         tsrc,
         sc,
         st,
-        err,
+        code,
+        msg,
     ) in rows:
         entry = dict(src) if isinstance(src, dict) else {}
         entry["prompt"] = prompt
         _put_text(entry, src, "expected_response", expected)
         _put_text(entry, src, "context", context)
-        if response is not None and not _isna(response):
+        if isinstance(response, str):
             entry["response"] = response
         _put_list(entry, src, "citations", citations)
         if executions or "diagnostics" in entry:
@@ -153,39 +180,34 @@ def to_document(df: pd.DataFrame) -> dict[str, Any]:
             entry["diagnostics"] = diagnostics
         if ext or "extensions" in entry:
             entry["extensions"] = ext
-        if st is not None and not _isna(st):
+        if isinstance(st, str):
             entry["scores"] = sc if sc is not None else {}
             entry["status"] = st
-            if err is not None:
-                entry["error"] = err
+            if isinstance(code, str) and code:
+                entry["error"] = {"code": code, "message": msg}
             else:
                 entry.pop("error", None)
-        if turn is None or _isna(turn):
-            items.append(entry)
+        is_turn = not (turn is None or turn is pd.NA)
+        if thread is not None and (not is_turn or item != thread_item):
+            yield _finish_thread(thread, scored)
+            thread = None
+        if not is_turn:
+            yield entry
             continue
-        thread = threads.get(item)
         if thread is None:
-            thread = dict(tsrc or {})
+            thread, thread_item = dict(tsrc or {}), item
             thread["turns"] = []
-            threads[item] = thread
-            items.append(thread)
         thread["turns"].append(entry)
-
-    if scored:
-        for thread in threads.values():
-            if all("status" in t for t in thread["turns"]):
-                thread["summary"] = thread_summary([t["status"] for t in thread["turns"]])
-    root["items"] = items
-    return root
+    if thread is not None:
+        yield _finish_thread(thread, scored)
 
 
-def _row_errors(df: pd.DataFrame) -> list[dict | None]:
-    if "error_code" not in df.columns:
-        return [None] * len(df)
-    out = []
-    for code, message in zip(df["error_code"].tolist(), df["error_message"].tolist()):
-        out.append({"code": code, "message": message} if isinstance(code, str) and code else None)
-    return out
+def _finish_thread(thread: dict, scored: bool) -> dict:
+    from .statuses import thread_summary
+
+    if scored and all("status" in t for t in thread["turns"]):
+        thread["summary"] = thread_summary([t["status"] for t in thread["turns"]])
+    return thread
 
 
 def _put_text(entry: dict, src: Any, key: str, value: Any) -> None:

@@ -11,53 +11,78 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 
 from .atomic import atomic_write
-from .statuses import thread_summary
 
-__all__ = ["save_results", "score_collections", "thread_summary"]
+__all__ = ["iter_score_collections", "save_results", "write_document"]
 
 ERROR_PREFIX = "Evaluator failed: "
 
 
-def score_collections(df: pd.DataFrame) -> list[dict | None]:
-    """Per row, the ``scores`` object of results.json (None for rows that were not scored)."""
-    scored = df.attrs.get("evalkit", {}).get("scored") or []
-    collections: list[dict] = [{} for _ in range(len(df))]
+def iter_score_collections(df: pd.DataFrame, order=None) -> Iterator[dict]:
+    """Per row (in ``order`` when given), the ``scores`` object of results.json."""
+    meta = df.attrs.get("evalkit", {})
+    scored = meta.get("scored") or []
+    with_codes = supports_error_codes((meta.get("document") or {}).get("schemaVersion"))
+    columns = []
     for spec in scored:
         key = spec["key"]
-        field, with_threshold = spec["score_field"], spec["has_threshold"]
-        columns = zip(
-            df[f"{key}_result"].tolist(),
-            df[key].tolist(),
-            df[f"{key}_threshold"].tolist(),
-            df[f"{key}_reason"].tolist(),
-            df[f"{key}_error"].tolist(),
-            df[f"{key}_code"].tolist(),
-            df[f"{key}_details"].tolist(),
+        names = (
+            f"{key}_result",
+            key,
+            f"{key}_threshold",
+            f"{key}_reason",
+            f"{key}_error",
+            f"{key}_code",
+            f"{key}_details",
         )
-        for collection, (result, score, threshold, reason, error, code, details) in zip(collections, columns):
-            if not isinstance(result, str):
+        values = [df[name].tolist() for name in names]
+        if order is not None:
+            values = [[v[i] for i in order] for v in values]
+        columns.append((key, spec["score_field"], spec["has_threshold"], values))
+    for row in range(len(df)):
+        collection = {}
+        for key, field, with_threshold, (
+            results,
+            scores,
+            thresholds,
+            reasons,
+            errors,
+            codes,
+            details,
+        ) in columns:
+            result = results[row]
+            if type(result) is not str:
                 continue
             if result == "error":
-                entry = {"result": "error", "error": ERROR_PREFIX + (error or "unknown error")}
-                if code:
-                    entry["code"] = code
+                entry = {"result": "error", "error": ERROR_PREFIX + (errors[row] or "unknown error")}
+                if with_codes and codes[row]:
+                    entry["code"] = codes[row]
             else:
-                score = _plain(score)
+                score = _plain(scores[row])
                 entry = {field: int(score) if field == "count" else score, "result": result}
                 if with_threshold:
-                    entry["threshold"] = _integral(_plain(threshold))
-                if isinstance(reason, str):
-                    entry["reason"] = reason
-                if details:
-                    entry.update(details)
+                    entry["threshold"] = _integral(_plain(thresholds[row]))
+                if type(reasons[row]) is str:
+                    entry["reason"] = reasons[row]
+                if details[row]:
+                    entry.update(details[row])
             collection[key] = entry
-    return collections
+        yield collection
+
+
+def supports_error_codes(version) -> bool:
+    """Errored score entries carry the machine-readable ``code`` from schema 1.9.0 on."""
+    try:
+        major, minor, _ = (int(part) for part in str(version).split("."))
+    except ValueError:
+        return True
+    return (major, minor) >= (1, 9)
 
 
 def _plain(value):
@@ -74,24 +99,47 @@ def _integral(value):
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def write_document(document: dict, handle) -> None:
+    """Write a document as JSON with one item per line: readable, diff-friendly, and fast.
+
+    ``json.dump`` with ``indent`` falls back to the pure-Python encoder (seconds for 100,000 items);
+    encoding each top-level value and each item in one C-accelerated call keeps it well under one.
+    """
+    handle.write("{")
+    for number, (key, value) in enumerate(document.items()):
+        handle.write("," if number else "")
+        handle.write(f"\n  {json.dumps(key)}: ")
+        if key == "items":
+            handle.write("[")
+            for index, item in enumerate(value):
+                handle.write(",\n    " if index else "\n    ")
+                handle.write(json.dumps(item, ensure_ascii=False))
+            handle.write("\n  ]")
+        else:
+            handle.write(json.dumps(value, ensure_ascii=False))
+    handle.write("\n}\n")
+
+
 def save_results(
     df: pd.DataFrame, out_dir: str | os.PathLike, *, title: str | None = None
 ) -> dict[str, Path]:
     """Write results.json, results.csv and report.html into ``out_dir``, each replaced atomically."""
-    from .documents import to_document
+    from .documents import document_root, iter_items
     from .reports.csv_report import write_csv
     from .reports.html_report import write_html
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    document = to_document(df)
-    metadata = dict(document.get("metadata") or {})
-    metadata["evaluatedAt"] = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    document["metadata"] = metadata
+    root = document_root(df)
+    root["metadata"] = {**(root.get("metadata") or {}), "evaluatedAt": _now()}
+    root["items"] = iter_items(df)
     paths = {"json": out / "results.json", "csv": out / "results.csv", "html": out / "report.html"}
     with atomic_write(paths["json"]) as handle:
-        json.dump(document, handle, ensure_ascii=False, indent=2)
-        handle.write("\n")
+        write_document(root, handle)
     write_csv(df, paths["csv"])
     write_html(df, paths["html"], title=title)
     return paths

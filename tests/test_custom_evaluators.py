@@ -21,8 +21,8 @@ class Echo:
 """
 
 
-def doc(*items, defaults=None):
-    data = {"schemaVersion": "1.7.0", "items": list(items)}
+def doc(*items, defaults=None, version="1.11.0"):
+    data = {"schemaVersion": version, "items": list(items)}
     data["default_evaluators"] = defaults if defaults is not None else {}
     return data
 
@@ -305,3 +305,15 @@ def test_dispatch_uses_one_instance_per_distinct_configuration(project):
     ]
     scored = run(doc(*items))
     assert sorted(set(scored["counted"].tolist())) == [0.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("version", "has_code"), [("1.7.0", False), ("1.8.3", False), ("1.9.0", True), ("1.11.0", True)]
+)
+def test_error_codes_appear_from_schema_1_9_on(project, version, has_code):
+    project.evaluator(
+        "bad", "class Bad:\n    def __init__(self, **_): pass\n    def __call__(self, **_): return 5\n"
+    )
+    scored = run(doc({"prompt": "P", "response": "R", "evaluators": {"bad": {}}}, version=version))
+    assert ("code" in entries(scored)[0]["bad"]) is has_code
+    assert scored.loc[0, "bad_code"] == "invalidEvaluatorResult"
