@@ -40,8 +40,6 @@ CASE_COLUMNS = (
     "thread_source",
 )
 
-_TEXT_INPUTS = ("prompt", "expected_response", "context")
-
 
 def load(doc: str | os.PathLike | dict | list, *, validate: bool = True) -> pd.DataFrame:
     """Read an eval document (a path, or an already parsed dict / legacy list) into a case table.
@@ -63,39 +61,54 @@ def load(doc: str | os.PathLike | dict | list, *, validate: bool = True) -> pd.D
 
 
 def _case_table(data: dict, source: str) -> pd.DataFrame:
+    """Build the case table column by column (one list comprehension per column, no per-row dicts)."""
     root = {k: v for k, v in data.items() if k != "items"}
     defaults = root.get("default_evaluators")
-    columns: dict[str, list] = {name: [] for name in CASE_COLUMNS}
-
-    def add(item_index, turn_index, thread, entry, thread_source):
-        columns["item"].append(item_index)
-        columns["turn"].append(turn_index)
-        columns["thread"].append(thread)
-        for name in _TEXT_INPUTS:
-            columns[name].append(entry.get(name, ""))
-        columns["response"].append(entry.get("response"))
-        columns["citations"].append(entry.get("citations") or [])
-        diagnostics = entry.get("diagnostics") or {}
-        columns["retrieval_executions"].append(diagnostics.get("retrieval_executions") or [])
-        columns["spans"].append([])
-        columns["evaluators"].append(
-            resolve_row_evaluators(defaults, entry.get("evaluators"), entry.get("evaluators_mode", "extend"))
-        )
-        columns["extensions"].append(entry.get("extensions") or {})
-        columns["source"].append(entry)
-        columns["thread_source"].append(thread_source)
-
-    for index, item in enumerate(data["items"]):
-        if "turns" in item:
+    items = data["items"]
+    if not any("turns" in item for item in items):
+        entries, item_ids = items, list(range(len(items)))
+        turns = threads = thread_sources = [None] * len(items)
+    else:
+        entries, item_ids, turns, threads, thread_sources = [], [], [], [], []
+        for index, item in enumerate(items):
+            if "turns" not in item:
+                entries.append(item)
+                item_ids.append(index)
+                turns.append(None)
+                threads.append(None)
+                thread_sources.append(None)
+                continue
             thread_source = {k: v for k, v in item.items() if k != "turns"}
-            thread = item.get("conversation_id") or item.get("name")
+            name = item.get("conversation_id") or item.get("name")
             for turn_index, turn in enumerate(item["turns"]):
-                add(index, turn_index, thread, turn, thread_source)
-        else:
-            add(index, None, None, item, None)
+                entries.append(turn)
+                item_ids.append(index)
+                turns.append(turn_index)
+                threads.append(name)
+                thread_sources.append(thread_source)
 
+    columns = {
+        "item": item_ids,
+        "turn": pd.array(turns, dtype="Int64"),
+        "thread": threads,
+        "prompt": [e.get("prompt", "") for e in entries],
+        "expected_response": [e.get("expected_response", "") for e in entries],
+        "context": [e.get("context", "") for e in entries],
+        "response": [e.get("response") for e in entries],
+        "citations": [e.get("citations") or [] for e in entries],
+        "retrieval_executions": [
+            (e.get("diagnostics") or {}).get("retrieval_executions") or [] for e in entries
+        ],
+        "spans": [[] for _ in entries],
+        "evaluators": [
+            resolve_row_evaluators(defaults, e.get("evaluators"), e.get("evaluators_mode", "extend"))
+            for e in entries
+        ],
+        "extensions": [e.get("extensions") or {} for e in entries],
+        "source": entries,
+        "thread_source": thread_sources,
+    }
     frame = pd.DataFrame(columns, columns=list(CASE_COLUMNS))
-    frame["turn"] = frame["turn"].astype("Int64")
     frame.attrs["evalkit"] = {"document": root, "source": source}
     return frame
 
@@ -166,7 +179,8 @@ def iter_items(df: pd.DataFrame) -> Iterator[dict]:
         code,
         msg,
     ) in rows:
-        entry = dict(src) if isinstance(src, dict) else {}
+        src = src if isinstance(src, dict) else {}
+        entry = dict(src)
         entry["prompt"] = prompt
         _put_text(entry, src, "expected_response", expected)
         _put_text(entry, src, "context", context)
@@ -210,23 +224,20 @@ def _finish_thread(thread: dict, scored: bool) -> dict:
     return thread
 
 
-def _put_text(entry: dict, src: Any, key: str, value: Any) -> None:
-    had = isinstance(src, dict) and key in src
-    if (isinstance(value, str) and value) or had:
-        entry[key] = "" if value is None or _isna(value) else value
+def _put_text(entry: dict, src: dict, key: str, value: Any) -> None:
+    if value.__class__ is str:
+        if value or key in src:
+            entry[key] = value
+    elif key in src:
+        entry[key] = ""
 
 
-def _put_list(entry: dict, src: Any, key: str, value: Any) -> None:
-    had = isinstance(src, dict) and key in src
-    if (isinstance(value, list) and value) or had:
-        entry[key] = list(value) if isinstance(value, list) else []
-
-
-def _isna(value: Any) -> bool:
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
+def _put_list(entry: dict, src: dict, key: str, value: Any) -> None:
+    if isinstance(value, list):
+        if value or key in src:
+            entry[key] = list(value)
+    elif key in src:
+        entry[key] = []
 
 
 def document_path(df: pd.DataFrame) -> Path | None:

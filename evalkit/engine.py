@@ -50,24 +50,23 @@ def evaluate(
     meta = dict(table.attrs.get("evalkit") or {})
     adhoc, extra = _split_extra(evaluators)
     if extra:
-        table["evaluators"] = [{**m, **extra} for m in table["evaluators"]]
-    maps = table["evaluators"].tolist()
-    names_where = _names_where(table, maps, adhoc)
+        merged: dict[int, dict] = {}
+        table["evaluators"] = [merged.setdefault(id(m), {**m, **extra}) for m in table["evaluators"]]
+    rows = _Rows(table)
+    names_where = _names_where(table, rows, adhoc)
 
     resolved = resolve_evaluators({n: w for n, w in names_where.items() if n not in adhoc}, custom_dir)
     resolved.update(adhoc)
     _check_environment(resolved, model_config)
 
-    has_response = np.fromiter((isinstance(r, str) for r in table["response"]), dtype=bool, count=len(table))
     scored_specs = []
     timings = {}
-    row_work = {name: _rows_asking(name, maps, has_response, name in adhoc) for name in resolved}
-    with progress_bar(total=int(sum(m.sum() for m in row_work.values())), enabled=progress) as bar:
+    work = {name: rows.asking(name, everywhere=name in adhoc) for name in resolved}
+    with progress_bar(total=int(sum(m.sum() for m in work.values())), enabled=progress) as bar:
         for name, evaluator in resolved.items():
             started = time.perf_counter()
-            mask = row_work[name]
-            results = _score_one(evaluator, table, mask, maps, adhoc=name in adhoc)
-            _attach(table, evaluator.key, results)
+            mask = work[name]
+            _attach(table, evaluator.key, _score_one(evaluator, rows, mask, adhoc=name in adhoc))
             scored_specs.append(
                 {
                     "name": name,
@@ -86,6 +85,70 @@ def evaluate(
     meta["timings"] = timings
     table.attrs["evalkit"] = meta
     return table
+
+
+#: The case-table columns evaluators read; the rest (sources, earlier results) is never copied for them.
+INPUT_COLUMNS = (
+    "item",
+    "turn",
+    "thread",
+    "prompt",
+    "expected_response",
+    "context",
+    "response",
+    "citations",
+    "retrieval_executions",
+    "spans",
+    "extensions",
+)
+
+
+class _Rows:
+    """What the run knows about the rows: their inputs and their evaluator maps, grouped by identity.
+
+    Rows without their own evaluator map share one dict object, so "which rows ask for X" and "with which
+    options" are answered once per distinct map rather than once per row.
+    """
+
+    def __init__(self, table: pd.DataFrame):
+        self.inputs = table[[c for c in INPUT_COLUMNS if c in table.columns]]
+        maps = table["evaluators"].tolist()
+        codes, uniques = pd.factorize(np.fromiter(map(id, maps), dtype=np.int64, count=len(maps)))
+        first = {}
+        for position, code in enumerate(codes.tolist()):
+            first.setdefault(code, position)
+        self.codes = codes
+        self.maps = [maps[first[code]] for code in range(len(uniques))]
+        self.has_response = np.fromiter(
+            (isinstance(r, str) for r in table["response"]), dtype=bool, count=len(table)
+        )
+        self._filled: dict[str, np.ndarray] = {}
+
+    def asking(self, name: str, *, everywhere: bool = False) -> np.ndarray:
+        """Rows that ask for evaluator ``name`` and have a response to score."""
+        if everywhere:
+            return self.has_response.copy()
+        asks = np.array([name in m for m in self.maps], dtype=bool)
+        return asks[self.codes] & self.has_response
+
+    def configs(self, name: str, mask: np.ndarray) -> list[dict]:
+        """The options each selected row gives evaluator ``name``."""
+        per_map = [m.get(name) or {} for m in self.maps]
+        return [per_map[code] for code in self.codes[mask].tolist()]
+
+    def filled(self, column: str) -> np.ndarray:
+        """Whether each row has a non-blank value in text column ``column`` (cached per run)."""
+        if column not in self._filled:
+            values = self.inputs[column].tolist()
+            self._filled[column] = np.fromiter(
+                (isinstance(v, str) and not v.isspace() and v != "" for v in values),
+                dtype=bool,
+                count=len(values),
+            )
+        return self._filled[column]
+
+    def select(self, mask: np.ndarray) -> pd.DataFrame:
+        return self.inputs if mask.all() else self.inputs.loc[mask]
 
 
 def _split_extra(evaluators) -> tuple[dict[str, Any], dict[str, dict]]:
@@ -113,15 +176,16 @@ def _name_of(spec) -> str:
     return name
 
 
-def _names_where(table: pd.DataFrame, maps: list[dict], adhoc: dict) -> dict[str, str]:
+def _names_where(table: pd.DataFrame, rows: _Rows, adhoc: dict) -> dict[str, str]:
     """Every evaluator name in first-seen order, with the place it first appears (for messages)."""
     where: dict[str, str] = {}
-    seen_maps: set[int] = set()
     items, turns = table["item"].tolist(), table["turn"].tolist()
-    for item, turn, m in zip(items, turns, maps):
-        if id(m) in seen_maps:
-            continue
-        seen_maps.add(id(m))
+    first_row = {}
+    for position, code in enumerate(rows.codes.tolist()):
+        first_row.setdefault(code, position)
+    for code, m in enumerate(rows.maps):
+        position = first_row[code]
+        item, turn = items[position], turns[position]
         place = f"items[{item}]" if turn is pd.NA or turn is None else f"items[{item}].turns[{turn}]"
         for name in m:
             where.setdefault(name, place)
@@ -130,27 +194,16 @@ def _names_where(table: pd.DataFrame, maps: list[dict], adhoc: dict) -> dict[str
     return where
 
 
-def _rows_asking(name: str, maps: list[dict], has_response: np.ndarray, everywhere: bool) -> np.ndarray:
-    if everywhere:
-        return has_response.copy()
-    cache: dict[int, bool] = {}
-    asks = np.fromiter((cache.setdefault(id(m), name in m) for m in maps), dtype=bool, count=len(maps))
-    return asks & has_response
-
-
-def _score_one(evaluator, table: pd.DataFrame, mask: np.ndarray, maps: list[dict], *, adhoc: bool) -> list:
-    """The evaluator's result frames for the rows in ``mask`` (missing required fields first)."""
-    rows = table.loc[mask]
-    configs = [{} if adhoc else (maps[i].get(evaluator.name) or {}) for i in np.flatnonzero(mask)]
-    ready = np.ones(len(rows), dtype=bool)
+def _score_one(evaluator, rows: _Rows, mask: np.ndarray, *, adhoc: bool) -> list[pd.DataFrame]:
+    """The evaluator's result frames for the rows in ``mask`` (rows missing a required field first)."""
+    ready = mask.copy()
     parts = []
     for column in evaluator.requires:
-        values = rows[column].to_numpy(dtype=object)
-        missing = np.array([not (isinstance(v, str) and v.strip()) for v in values], dtype=bool) & ready
+        missing = ready & ~rows.filled(column)
         if missing.any():
             parts.append(
                 error_frame(
-                    rows.index[missing],
+                    rows.inputs.index[missing],
                     f"{evaluator.name} needs '{column}', which this item does not have: add "
                     f"'{column}' to the item, or remove {evaluator.name} from its evaluators.",
                     code="evaluatorConfigurationError",
@@ -158,10 +211,10 @@ def _score_one(evaluator, table: pd.DataFrame, mask: np.ndarray, maps: list[dict
             )
             ready &= ~missing
     if ready.any():
-        subset = rows.loc[ready]
-        sub_configs = [c for c, ok in zip(configs, ready) if ok]
+        subset = rows.select(ready)
+        configs = [{}] * len(subset) if adhoc else rows.configs(evaluator.name, ready)
         try:
-            parts.append(evaluator.score(subset, sub_configs))
+            parts.append(evaluator.score(subset, configs))
         except Exception as exc:  # noqa: BLE001 - one evaluator's crash must not lose the others' results
             log.debug("evaluator %s crashed", evaluator.name, exc_info=True)
             parts.append(error_frame(subset.index, f"{type(exc).__name__}: {exc}", code="evaluatorError"))

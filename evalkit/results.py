@@ -9,12 +9,12 @@ field (``score``, ``match`` for exactMatch, ``count`` for citations, the folder 
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .atomic import atomic_write
@@ -41,39 +41,41 @@ def iter_score_collections(df: pd.DataFrame, order=None) -> Iterator[dict]:
             f"{key}_code",
             f"{key}_details",
         )
-        values = [df[name].tolist() for name in names]
+        values = [_python_values(df[key])] + [df[name].tolist() for name in names if name != key]
+        values.insert(1, values.pop(0))
         if order is not None:
             values = [[v[i] for i in order] for v in values]
-        columns.append((key, spec["score_field"], spec["has_threshold"], values))
+        thresholds = {t: _integral(t) for t in set(values[2]) if t == t} if spec["has_threshold"] else None
+        columns.append((key, spec["score_field"], thresholds, values))
     for row in range(len(df)):
         collection = {}
-        for key, field, with_threshold, (
-            results,
-            scores,
-            thresholds,
-            reasons,
-            errors,
-            codes,
-            details,
-        ) in columns:
+        for key, field, thresholds, (results, scores, limits, reasons, errors, codes, details) in columns:
             result = results[row]
-            if type(result) is not str:
+            if result.__class__ is not str:
                 continue
             if result == "error":
                 entry = {"result": "error", "error": ERROR_PREFIX + (errors[row] or "unknown error")}
                 if with_codes and codes[row]:
                     entry["code"] = codes[row]
             else:
-                score = _plain(scores[row])
+                score = scores[row]
                 entry = {field: int(score) if field == "count" else score, "result": result}
-                if with_threshold:
-                    entry["threshold"] = _integral(_plain(thresholds[row]))
-                if type(reasons[row]) is str:
+                if thresholds is not None:
+                    entry["threshold"] = thresholds.get(limits[row])
+                if reasons[row].__class__ is str:
                     entry["reason"] = reasons[row]
                 if details[row]:
                     entry.update(details[row])
             collection[key] = entry
         yield collection
+
+
+def _python_values(column: pd.Series) -> list:
+    """Scores as plain Python values: booleans and numbers stored in object columns may be numpy scalars."""
+    values = column.to_numpy()
+    if values.dtype != object:
+        return values.tolist()
+    return [v.item() if isinstance(v, np.generic) else v for v in values.tolist()]
 
 
 def supports_error_codes(version) -> bool:
@@ -83,15 +85,6 @@ def supports_error_codes(version) -> bool:
     except ValueError:
         return True
     return (major, minor) >= (1, 9)
-
-
-def _plain(value):
-    """JSON-friendly scalars: numpy types to Python, integral floats kept as numbers."""
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
 
 
 def _integral(value):
