@@ -102,6 +102,7 @@ def write_document(document: dict, handle) -> None:
     ``json.dump`` with ``indent`` falls back to the pure-Python encoder (seconds for 100,000 items);
     encoding each top-level value and each item in one C-accelerated call keeps it well under one.
     """
+    encode = json.JSONEncoder(ensure_ascii=False).encode
     handle.write("{")
     for number, (key, value) in enumerate(document.items()):
         handle.write("," if number else "")
@@ -110,10 +111,10 @@ def write_document(document: dict, handle) -> None:
             handle.write("[")
             for index, item in enumerate(value):
                 handle.write(",\n    " if index else "\n    ")
-                handle.write(json.dumps(item, ensure_ascii=False))
+                handle.write(encode(item))
             handle.write("\n  ]")
         else:
-            handle.write(json.dumps(value, ensure_ascii=False))
+            handle.write(encode(value))
     handle.write("\n}\n")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import time
 from pathlib import Path
@@ -41,6 +42,18 @@ def parse_rate(text: str) -> float:
 
 
 def main(args) -> int:
+    # A batch run builds many containers and drops them all at the end: reference counting frees them,
+    # and the cyclic collector's repeated scans of a growing heap only cost time (about 5% at 100k items).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(args)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _run(args) -> int:
     from .. import documents, engine, results
     from ..summary import status_counts
 
