@@ -45,7 +45,7 @@ def evaluate(
         model_config: the judge model for LLM evaluators (default: from the environment).
         progress: show a progress bar (default: when the run takes more than a moment).
     """
-    table = df.copy()
+    table = _complete(df.copy())
     table.attrs = dict(df.attrs)
     meta = dict(table.attrs.get("evalkit") or {})
     adhoc, extra = _split_extra(evaluators)
@@ -149,6 +149,28 @@ class _Rows:
 
     def select(self, mask: np.ndarray) -> pd.DataFrame:
         return self.inputs if mask.all() else self.inputs.loc[mask]
+
+
+def _complete(table: pd.DataFrame) -> pd.DataFrame:
+    """Give a hand-built table (say ``pd.DataFrame({"prompt": ..., "response": ...})``) the case-table
+    columns it lacks: no evaluators of its own, empty inputs, one item per row."""
+    n = len(table)
+    if "evaluators" not in table.columns:
+        none: dict = {}
+        table["evaluators"] = [none] * n
+    for column in ("prompt", "expected_response", "context"):
+        if column not in table.columns:
+            table[column] = ""
+    if "response" not in table.columns:
+        table["response"] = None
+    for column in ("citations", "retrieval_executions", "spans"):
+        if column not in table.columns:
+            table[column] = [[] for _ in range(n)]
+    if "item" not in table.columns:
+        table["item"] = np.arange(n)
+    if "turn" not in table.columns:
+        table["turn"] = pd.array([None] * n, dtype="Int64")
+    return table
 
 
 def _split_extra(evaluators) -> tuple[dict[str, Any], dict[str, dict]]:

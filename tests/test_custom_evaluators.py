@@ -317,3 +317,25 @@ def test_error_codes_appear_from_schema_1_9_on(project, version, has_code):
     scored = run(doc({"prompt": "P", "response": "R", "evaluators": {"bad": {}}}, version=version))
     assert ("code" in entries(scored)[0]["bad"]) is has_code
     assert scored.loc[0, "bad_code"] == "invalidEvaluatorResult"
+
+
+def test_a_hand_built_table_can_be_evaluated_and_written():
+    import pandas as pd
+
+    table = pd.DataFrame(
+        {"prompt": ["a", "b"], "response": ["Paris", "paris"], "expected_response": ["Paris"] * 2}
+    )
+    scored = evalkit.evaluate(table, evaluators={"ExactMatch": {}})
+    assert scored["exactMatch_result"].tolist() == ["pass", "fail"]
+    document = evalkit.to_document(scored)
+    assert [item["status"] for item in document["items"]] == ["pass", "fail"]
+    evalkit.validate(document, "hand-built")
+
+
+def test_an_evaluator_that_calls_sys_exit_does_not_end_the_run(project):
+    project.evaluator(
+        "quitter",
+        "import sys\nclass Q:\n    def __init__(self, **_): pass\n    def __call__(self, **_): sys.exit(3)\n",
+    )
+    scored = run(doc({"prompt": "P", "response": "R", "evaluators": {"quitter": {}}}))
+    assert scored.loc[0, "quitter_error"] == "SystemExit: 3"

@@ -40,7 +40,7 @@ class RowEvaluator:
     has_threshold = True
     requires: tuple[str, ...] = ()
 
-    def __init__(self, name: str, *, is_llm: bool = False, default_threshold: float = 1.0):
+    def __init__(self, name: str, *, is_llm: bool = False, default_threshold: float = 1):
         self.name = self.key = self.score_field = name
         self.is_llm = is_llm
         self.default_threshold = default_threshold
@@ -71,7 +71,7 @@ class RowEvaluator:
                     "evaluatorLoadError",
                 )
                 continue
-            except Exception as exc:  # noqa: BLE001 - user code: any failure becomes an error result
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: any failure is an error result
                 _fill(
                     errors,
                     codes,
@@ -108,7 +108,7 @@ class RowEvaluator:
             except TypeError as exc:
                 errors[i], codes[i] = signature_message(exc), "evaluatorError"
                 continue
-            except Exception as exc:  # noqa: BLE001 - user code: any failure becomes an error result
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: any failure is an error result
                 errors[i], codes[i] = f"{type(exc).__name__}: {exc}", "evaluatorError"
                 continue
             # Fast path for the common well-formed result; everything else goes through the contract.
@@ -150,7 +150,7 @@ class CustomEvaluator(RowEvaluator):
     """A ``custom-evaluators/<name>/<name>.py`` evaluator (code-only, or LLM judge with a ``.prompty``)."""
 
     def __init__(self, name: str, folder: Path, cls: type, *, is_llm: bool):
-        super().__init__(name, is_llm=is_llm, default_threshold=3.0 if is_llm else 1.0)
+        super().__init__(name, is_llm=is_llm, default_threshold=3 if is_llm else 1)
         self.folder = folder
         self.cls = cls
         self.fingerprint = _fingerprint(folder, name)
@@ -165,7 +165,7 @@ class CustomEvaluator(RowEvaluator):
 class CallableEvaluator(RowEvaluator):
     """An ad-hoc evaluator: a plain function ``fn(*, prompt, response, expected_response, context)``."""
 
-    def __init__(self, name: str, fn: Callable[..., Any], threshold: float = 1.0):
+    def __init__(self, name: str, fn: Callable[..., Any], threshold: float = 1):
         super().__init__(name, default_threshold=threshold)
         self.fn = fn
 

@@ -94,6 +94,7 @@ def resolve_evaluators(names_where: dict[str, str], custom_dir: str | os.PathLik
 
 def _resolve_one(name: str, where: str, folder: Path, custom) -> Any:
     if name in BUILTIN_NAMES:
+        log.debug("evaluator %r (%s): built-in", name, where)
         return builtin(name)
     collision = builtin_collision(name)
     if collision:
