@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .documents import CASE_COLUMNS
 from .errors import EnvironmentConfigError
 from .evaluators.base import RESULT_COLUMNS, error_frame
 from .evaluators.custom import CallableEvaluator
@@ -88,19 +89,7 @@ def evaluate(
 
 
 #: The case-table columns evaluators read; the rest (sources, earlier results) is never copied for them.
-INPUT_COLUMNS = (
-    "item",
-    "turn",
-    "thread",
-    "prompt",
-    "expected_response",
-    "context",
-    "response",
-    "citations",
-    "retrieval_executions",
-    "spans",
-    "extensions",
-)
+INPUT_COLUMNS = tuple(c for c in CASE_COLUMNS if c not in ("evaluators", "source", "thread_source"))
 
 
 class _Rows:

@@ -25,6 +25,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import pandas as pd
 
+#: Error code of a row whose evaluator options are unusable (wrong type, missing, out of range).
+CONFIG_ERROR = "evaluatorConfigurationError"
+
+
+class OptionError(ValueError):
+    """A row's evaluator options are unusable; the message names the option. Becomes an error result."""
+
+
 #: Columns of the frame that ``Evaluator.score`` returns, one row per scored case-table row.
 RESULT_COLUMNS = ("score", "result", "threshold", "reason", "error", "code", "details")
 

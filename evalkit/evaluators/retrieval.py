@@ -73,20 +73,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import result_frame
+from .base import CONFIG_ERROR, OptionError, result_frame
 
 if TYPE_CHECKING:
     import pandas as pd
 
-CONFIG_ERROR = "evaluatorConfigurationError"
 EXECUTIONS_COLUMN = "retrieval_executions"
 THRESHOLD = 1.0
 DEFAULT_MAX_RANK = 10
 _SEQUENCES = (list, tuple, np.ndarray)
-
-
-class _ConfigError(ValueError):
-    """A row's options are unusable; the message names the option."""
 
 
 def _executions(rows: pd.DataFrame) -> list:
@@ -113,9 +108,9 @@ def _failed(execution: dict) -> bool:
 def _required_text(options: dict, name: str) -> str:
     value = options.get(name)
     if value is None:
-        raise _ConfigError(f"RetrievalQuery requires the option '{name}'")
+        raise OptionError(f"RetrievalQuery requires the option '{name}'")
     if not isinstance(value, str) or not value:
-        raise _ConfigError(f"option '{name}' must be a non-empty string, got {value!r}")
+        raise OptionError(f"option '{name}' must be a non-empty string, got {value!r}")
     return value
 
 
@@ -126,7 +121,7 @@ def _terms(options: dict, name: str) -> list[str]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, _SEQUENCES) or not all(isinstance(t, str) and t for t in value):
-        raise _ConfigError(f"option '{name}' must be a list of non-empty strings, got {value!r}")
+        raise OptionError(f"option '{name}' must be a list of non-empty strings, got {value!r}")
     return list(value)
 
 
@@ -157,7 +152,7 @@ def _config_error(message: str) -> tuple:
 
 
 class _PerRowEvaluator:
-    """Shared ``score``: ``_score_row`` per row; a ``_ConfigError`` becomes that row's error result."""
+    """Shared ``score``: ``_score_row`` per row; a ``OptionError`` becomes that row's error result."""
 
     score_field = "score"
     has_threshold = True
@@ -172,9 +167,9 @@ class _PerRowEvaluator:
                 if options is None:
                     options = {}
                 elif not isinstance(options, dict):
-                    raise _ConfigError(f"{self.name} options must be an object, got {options!r}")
+                    raise OptionError(f"{self.name} options must be an object, got {options!r}")
                 outcomes.append(self._score_row(executions, options))
-            except _ConfigError as exc:
+            except OptionError as exc:
                 outcomes.append(_config_error(str(exc)))
         return _assemble(rows.index, outcomes)
 
@@ -285,7 +280,7 @@ def _positive_int(options: dict, name: str, default: int | None) -> int | None:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-        raise _ConfigError(f"option '{name}' must be an integer >= 1, got {value!r}")
+        raise OptionError(f"option '{name}' must be an integer >= 1, got {value!r}")
     return int(value)
 
 
@@ -321,17 +316,17 @@ class RetrievalResult(_PerRowEvaluator):
     def _options(options: dict) -> tuple[str | None, list[str], int | None, int]:
         capability = options.get("capability")
         if capability is not None and (not isinstance(capability, str) or not capability):
-            raise _ConfigError(f"option 'capability' must be a non-empty string, got {capability!r}")
+            raise OptionError(f"option 'capability' must be a non-empty string, got {capability!r}")
         raw_items = options.get("expected_items")
         if raw_items is None:
             raw_items = []
         if not isinstance(raw_items, _SEQUENCES):
-            raise _ConfigError(f"option 'expected_items' must be a list, got {raw_items!r}")
+            raise OptionError(f"option 'expected_items' must be a list, got {raw_items!r}")
         expected = []
         for i, item in enumerate(raw_items):
             text = item.get("retrievalExtract_contains") if isinstance(item, dict) else None
             if not isinstance(text, str) or not text:
-                raise _ConfigError(
+                raise OptionError(
                     f"option 'expected_items[{i}]' must be an object with a non-empty string "
                     f"'retrievalExtract_contains', got {item!r}"
                 )
@@ -339,7 +334,7 @@ class RetrievalResult(_PerRowEvaluator):
         min_count = _positive_int(options, "min_expected_count", None)
         max_rank = _positive_int(options, "max_rank", DEFAULT_MAX_RANK)
         if not expected and min_count is None:
-            raise _ConfigError("RetrievalResult requires the option 'expected_items' or 'min_expected_count'")
+            raise OptionError("RetrievalResult requires the option 'expected_items' or 'min_expected_count'")
         return capability, expected, min_count, max_rank
 
     def _score_row(self, executions: Any, options: dict) -> tuple:

@@ -77,12 +77,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .base import result_frame
+from .base import CONFIG_ERROR, OptionError, result_frame
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-CONFIG_ERROR = "evaluatorConfigurationError"
 CITATION_FORMATS = ("oai_unicode", "bracket", "markdown", "mixed")
 DEFAULT_CITATION_FORMAT = "oai_unicode"
 _SEQUENCES = (list, tuple, np.ndarray)  # nested lists read back from Parquet arrive as object arrays
@@ -91,10 +90,6 @@ _SEQUENCES = (list, tuple, np.ndarray)  # nested lists read back from Parquet ar
 # --------------------------------------------------------------------------------------------------------
 # Options: grouping rows by their options, and reading one option dict
 # --------------------------------------------------------------------------------------------------------
-
-
-class _ConfigError(ValueError):
-    """A group's options are unusable; the message names the option."""
 
 
 def _freeze(value: Any) -> Any:
@@ -153,7 +148,7 @@ def _options(evaluator: str, config: Any) -> dict[str, Any]:
     if config is None:
         return {}
     if not isinstance(config, dict):
-        raise _ConfigError(f"{evaluator} options must be an object, got {config!r}")
+        raise OptionError(f"{evaluator} options must be an object, got {config!r}")
     return config
 
 
@@ -162,7 +157,7 @@ def _bool_option(evaluator: str, options: dict, name: str, default: bool) -> boo
     if value is None:
         return default
     if not isinstance(value, (bool, np.bool_)):
-        raise _ConfigError(f"{evaluator} option '{name}' must be true or false, got {value!r}")
+        raise OptionError(f"{evaluator} option '{name}' must be true or false, got {value!r}")
     return bool(value)
 
 
@@ -171,7 +166,7 @@ def _fraction_option(evaluator: str, options: dict, name: str, default: float) -
     if value is None:
         return default
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not 0 <= value <= 1:
-        raise _ConfigError(f"{evaluator} option '{name}' must be a number from 0 to 1, got {value!r}")
+        raise OptionError(f"{evaluator} option '{name}' must be a number from 0 to 1, got {value!r}")
     return float(value)
 
 
@@ -183,7 +178,7 @@ def _count_option(evaluator: str, options: dict, name: str, default: int) -> int
         isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer()
     )
     if isinstance(value, (bool, np.bool_)) or not integral or value < 0:
-        raise _ConfigError(f"{evaluator} option '{name}' must be a whole number >= 0, got {value!r}")
+        raise OptionError(f"{evaluator} option '{name}' must be a whole number >= 0, got {value!r}")
     return int(value)
 
 
@@ -193,7 +188,7 @@ def _choice_option(evaluator: str, options: dict, name: str, default: str, choic
         return default
     if not isinstance(value, str) or value not in choices:
         valid = ", ".join(f"'{c}'" for c in choices)
-        raise _ConfigError(f"{evaluator} option '{name}' must be one of {valid}, got {value!r}")
+        raise OptionError(f"{evaluator} option '{name}' must be one of {valid}, got {value!r}")
     return value
 
 
@@ -207,7 +202,7 @@ def _parse_groups(
     for config, positions in _group_rows(configs):
         try:
             good.append((parse(_options(evaluator, config)), positions))
-        except _ConfigError as exc:
+        except OptionError as exc:
             bad.append((str(exc), positions))
     return good, bad
 
