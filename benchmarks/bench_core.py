@@ -84,8 +84,8 @@ def run_measured(
     return wall, usage.ru_maxrss / 1024, out
 
 
-def import_time() -> float:
-    code = "import time; t = time.perf_counter(); import evalkit; print(time.perf_counter() - t)"
+def import_time(statement: str = "import evalkit") -> float:
+    code = f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
     return min(float(subprocess.check_output([PYTHON, "-c", code], text=True)) for _ in range(5))
 
 
@@ -143,6 +143,8 @@ def main() -> None:
     args = parser.parse_args()
 
     print(f"import evalkit: {import_time():.3f} s (target < 0.3 s)")
+    first_use = import_time("import evalkit; evalkit.load")
+    print(f"import evalkit and first use of the API (pandas loads then): {first_use:.3f} s")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         doc_path, jsonl = write_inputs(folder, make_rows(args.rows))

@@ -19,6 +19,7 @@ def progress_bar(total: int, enabled: bool | None = None, desc: str = "evaluatin
         return
     from tqdm.auto import tqdm
 
+    tqdm.monitor_interval = 0  # no monitor thread: it would outlive the bar and make forking unsafe
     bar = tqdm(total=total, desc=desc, unit="row", delay=0 if enabled else 1.0, leave=False)
     try:
         yield bar

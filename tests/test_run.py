@@ -237,3 +237,38 @@ def test_results_are_replaced_atomically(tmp_path, monkeypatch):
         evalkit.save_results(scored, tmp_path)
     assert paths["html"].read_bytes() == before
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def _big_table(n=25_000):
+    doc = {"schemaVersion": "1.11.0", "default_evaluators": {"ExactMatch": {}}, "items": [
+        {"prompt": f"q{i}", "expected_response": "a", "response": "a" if i % 2 else "b"} for i in range(n)]}  # fmt: skip
+    return evalkit.evaluate(evalkit.load(doc), progress=False)
+
+
+def test_parallel_save_writes_the_same_files(tmp_path):
+    scored = _big_table()
+    one = evalkit.save_results(scored, tmp_path / "one")
+    two = evalkit.save_results(scored, tmp_path / "two", parallel=True)
+    assert one["csv"].read_bytes() == two["csv"].read_bytes()
+    for kind in ("json", "html"):
+        assert len(one[kind].read_bytes()) == len(two[kind].read_bytes())  # only evaluatedAt may differ
+
+
+def test_parallel_save_falls_back_when_the_child_fails(tmp_path, monkeypatch):
+    import evalkit.results as results
+
+    scored = _big_table()
+    calls = []
+    real = results._write_tables
+
+    def flaky(df, paths, title):
+        calls.append(os.getpid())
+        if os.getpid() != parent:
+            raise OSError("child cannot write")
+        real(df, paths, title)
+
+    parent = os.getpid()
+    monkeypatch.setattr(results, "_write_tables", flaky)
+    paths = evalkit.save_results(scored, tmp_path, parallel=True)
+    assert calls == [parent]  # the child's call happened in the child; the parent wrote the files
+    assert paths["csv"].stat().st_size > 0 and paths["html"].stat().st_size > 0

@@ -63,7 +63,7 @@ def _run(args) -> int:
     scored = engine.evaluate(df, custom_dir=args.custom_dir)
     out = Path(args.out) if args.out else Path("results") / path.stem
     try:
-        paths = results.save_results(scored, out)
+        paths = results.save_results(scored, out, parallel=True)
     except OSError as exc:
         raise EvalkitError(f"cannot write results to {out}: {exc.strerror or exc}") from None
     counts = status_counts(scored)
