@@ -33,6 +33,8 @@ def evaluate(
     custom_dir: str | os.PathLike | None = None,
     evaluators: dict[str, Any] | list | None = None,
     model_config: dict | None = None,
+    concurrency: int = 8,
+    cache: Any = True,
     progress: bool | None = None,
 ) -> pd.DataFrame:
     """Score a case table and return a new one with result columns, ``status`` and ``error``.
@@ -43,7 +45,10 @@ def evaluate(
         evaluators: evaluators to run on every row in addition to each row's own map: a dict of
             name -> options dict (a built-in or custom evaluator) or name -> callable (an ad-hoc
             evaluator called like a custom one, threshold 1), or a list of names / callables.
-        model_config: the judge model for LLM evaluators (default: from the environment).
+        model_config: the judge model for LLM evaluators (default: from the environment and .env files).
+        concurrency: the most judge calls in flight at once, across the LLM evaluators of the run.
+        cache: the judge cache: True (the user's cache, or ``$EVALKIT_CACHE_DIR``), False (none), or a
+            ``JudgeCache``.
         progress: show a progress bar (default: when the run takes more than a moment).
     """
     table = _complete(df.copy())
@@ -58,7 +63,7 @@ def evaluate(
 
     resolved = resolve_evaluators({n: w for n, w in names_where.items() if n not in adhoc}, custom_dir)
     resolved.update(adhoc)
-    _check_environment(resolved, model_config)
+    judge = _prepare_judges(resolved, model_config, concurrency, cache)
 
     scored_specs = []
     timings = {}
@@ -67,6 +72,14 @@ def evaluate(
         for name, evaluator in resolved.items():
             started = time.perf_counter()
             mask = work[name]
+            judged = [0]
+            if evaluator.is_llm:
+
+                def tick(judged=judged):
+                    judged[0] += 1
+                    bar.update(1)
+
+                evaluator.on_row_done = tick
             _attach(table, evaluator.key, _score_one(evaluator, rows, mask, adhoc=name in adhoc))
             scored_specs.append(
                 {
@@ -79,11 +92,13 @@ def evaluate(
             )
             timings[name] = time.perf_counter() - started
             log.debug("evaluator %s: %d rows in %.3f s", name, int(mask.sum()), timings[name])
-            bar.update(int(mask.sum()))
+            bar.update(int(mask.sum()) - judged[0])
 
     apply_statuses(table, [s["key"] for s in scored_specs])
     meta["scored"] = scored_specs
     meta["timings"] = timings
+    if judge is not None:
+        meta["judge"] = judge.summary(resolved)
     table.attrs["evalkit"] = meta
     return table
 
@@ -253,11 +268,34 @@ def _attach(table: pd.DataFrame, key: str, parts: list[pd.DataFrame]) -> None:
         table[target] = values
 
 
-def _check_environment(resolved: dict, model_config: dict | None) -> None:
-    """Stop before any work when an LLM evaluator is asked for and no judge model is configured."""
+class _JudgeRun:
+    """The judge side of a run: the model, the shared pool; what it cost."""
+
+    def __init__(self, config: dict, pool):
+        self.config = config
+        self.pool = pool
+
+    def summary(self, resolved: dict) -> dict:
+        from .models import describe
+
+        tokens = {name: dict(ev.tokens) for name, ev in resolved.items() if getattr(ev, "is_llm", False)}
+        return {
+            "model": describe(self.config),
+            "calls": self.pool.calls_made,
+            "cache_hits": self.pool.cache_hits,
+            "tokens": tokens,
+            "prompt_tokens": sum(t["prompt"] for t in tokens.values()),
+            "completion_tokens": sum(t["completion"] for t in tokens.values()),
+        }
+
+
+def _prepare_judges(resolved: dict, model_config: dict | None, concurrency: int, cache) -> _JudgeRun | None:
+    """Stop before any work when an LLM evaluator is asked for and no judge model is configured;
+    otherwise give every LLM evaluator the model and the run's one judge pool."""
     llm = [name for name, ev in resolved.items() if getattr(ev, "is_llm", False)]
     if not llm:
-        return
+        return None
+    from .judge_pool import JudgePool
     from .models import MISSING_JUDGE_MESSAGE, describe, judge_config
 
     config = model_config or judge_config()
@@ -265,5 +303,18 @@ def _check_environment(resolved: dict, model_config: dict | None) -> None:
         what = ", ".join(llm)
         raise EnvironmentConfigError(MISSING_JUDGE_MESSAGE.format(what=f"The LLM evaluator(s) {what}"))
     log.debug("judge model: %s", describe(config))
+    pool = JudgePool(concurrency, cache=_open_cache(cache))
     for name in llm:
         resolved[name].model_config = config
+        resolved[name].pool = pool
+    return _JudgeRun(config, pool)
+
+
+def _open_cache(cache):
+    if cache is True:
+        from .cache import JudgeCache
+
+        return JudgeCache()
+    if cache is False or cache is None:
+        return None
+    return cache

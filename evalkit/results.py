@@ -92,6 +92,15 @@ def _integral(value):
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
+def _metadata(df: pd.DataFrame, metadata: dict) -> dict:
+    """The document's metadata plus when it was evaluated and, for judged runs, what judging cost."""
+    metadata = {**metadata, "evaluatedAt": _now()}
+    judge = df.attrs.get("evalkit", {}).get("judge")
+    if judge:
+        metadata["extensions"] = {**(metadata.get("extensions") or {}), "dev.evalkit.judge": judge}
+    return metadata
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -137,7 +146,7 @@ def save_results(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     root = document_root(df)
-    root["metadata"] = {**(root.get("metadata") or {}), "evaluatedAt": _now()}
+    root["metadata"] = _metadata(df, root.get("metadata") or {})
     root["items"] = iter_items(df)
     paths = {"json": out / "results.json", "csv": out / "results.csv", "html": out / "report.html"}
     child = _fork_writer(df, paths, title) if parallel and len(df) >= PARALLEL_ROWS else None

@@ -27,6 +27,14 @@ def register(subparsers) -> None:
         type=parse_rate,
         help="exit 1 when the share of items (and turns) with status pass is below RATE (0-1, or 80%%)",
     )
+    parser.add_argument(
+        "--concurrency",
+        metavar="N",
+        type=int,
+        default=8,
+        help="most judge calls in flight at once (default 8)",
+    )
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the judge cache")
     parser.set_defaults(func=main)
 
 
@@ -60,7 +68,9 @@ def _run(args) -> int:
     started = time.perf_counter()
     path = Path(args.document)
     df = documents.load(path)
-    scored = engine.evaluate(df, custom_dir=args.custom_dir)
+    scored = engine.evaluate(
+        df, custom_dir=args.custom_dir, concurrency=max(1, args.concurrency), cache=not args.no_cache
+    )
     out = Path(args.out) if args.out else Path("results") / path.stem
     try:
         paths = results.save_results(scored, out, parallel=True)
@@ -74,6 +84,12 @@ def _run(args) -> int:
         f"{counts['error']} error (pass rate {rate:.1%}) in {time.perf_counter() - started:.2f} s"
     )
     _print_evaluators(scored)
+    judge = scored.attrs["evalkit"].get("judge")
+    if judge:
+        print(
+            f"Judge: {judge['model']}: {judge['calls']} calls, {judge['cache_hits']} from cache, "
+            f"{judge['prompt_tokens']} prompt + {judge['completion_tokens']} completion tokens"
+        )
     print(f"Results: {paths['json']}")
     print(f"CSV:     {paths['csv']}")
     print(f"Report:  {paths['html']}")

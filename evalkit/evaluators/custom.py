@@ -24,8 +24,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import EvaluatorConfigError
+from ..judge_pool import JudgeFailure
 from .base import result_frame
 from .contract import ContractError, read_score, signature_message
+from .judges import LLMJudge
 from .registry import BUILTIN_NAMES
 
 log = logging.getLogger("evalkit.custom")
@@ -40,11 +42,11 @@ class RowEvaluator:
     has_threshold = True
     requires: tuple[str, ...] = ()
 
-    def __init__(self, name: str, *, is_llm: bool = False, default_threshold: float = 1):
+    is_llm = False
+
+    def __init__(self, name: str, *, default_threshold: float = 1):
         self.name = self.key = self.score_field = name
-        self.is_llm = is_llm
         self.default_threshold = default_threshold
-        self.model_config: dict | None = None
 
     def make_callable(self, threshold: float, options: dict) -> Callable[..., Any]:
         raise NotImplementedError
@@ -96,7 +98,6 @@ class RowEvaluator:
 
     def _run(self, fn, positions, columns, scores, reasons, errors, codes) -> None:
         prompts, responses, expecteds, contexts = columns
-        llm = self.is_llm
         for i in positions:
             try:
                 out = fn(
@@ -112,7 +113,7 @@ class RowEvaluator:
                 errors[i], codes[i] = f"{type(exc).__name__}: {exc}", "evaluatorError"
                 continue
             # Fast path for the common well-formed result; everything else goes through the contract.
-            if type(out) is dict and not llm and "error" not in out and out.get("result") != "error":
+            if type(out) is dict and "error" not in out and out.get("result") != "error":
                 value = out.get("score")
                 kind = type(value)
                 if (kind is float or kind is int) and value == value and abs(value) != float("inf"):
@@ -121,7 +122,7 @@ class RowEvaluator:
                     reasons[i] = "" if reason is None else reason if type(reason) is str else str(reason)
                     continue
             try:
-                scores[i], reasons[i] = read_score(out, llm=llm)
+                scores[i], reasons[i] = read_score(out, llm=False)
             except ContractError as exc:
                 errors[i], codes[i] = str(exc), exc.code
 
@@ -147,19 +148,15 @@ def _group_configs(configs: list[dict]) -> list[tuple[np.ndarray, dict]]:
 
 
 class CustomEvaluator(RowEvaluator):
-    """A ``custom-evaluators/<name>/<name>.py`` evaluator (code-only, or LLM judge with a ``.prompty``)."""
+    """A code-only ``custom-evaluators/<name>/<name>.py`` evaluator (no ``.prompty``)."""
 
-    def __init__(self, name: str, folder: Path, cls: type, *, is_llm: bool):
-        super().__init__(name, is_llm=is_llm, default_threshold=3 if is_llm else 1)
+    def __init__(self, name: str, folder: Path, cls: type):
+        super().__init__(name, default_threshold=1)
         self.folder = folder
         self.cls = cls
-        self.fingerprint = _fingerprint(folder, name)
 
     def make_callable(self, threshold, options):
-        kwargs = {"threshold": threshold, "options": options}
-        if self.is_llm:
-            kwargs["model_config"] = dict(self.model_config or {})
-        return self.cls(**kwargs)
+        return self.cls(threshold=threshold, options=options)
 
 
 class CallableEvaluator(RowEvaluator):
@@ -173,7 +170,67 @@ class CallableEvaluator(RowEvaluator):
         return self.fn
 
 
-def load_custom(name: str, folder: Path, where: str = "") -> CustomEvaluator:
+class CustomJudge(LLMJudge):
+    """A custom LLM judge (``<name>.py`` + ``<name>.prompty``): its wrapper runs the ``.prompty`` itself;
+    evalkit calls it per row through the run's judge pool (concurrency, retries, cache)."""
+
+    def __init__(self, name: str, folder: Path, cls: type):
+        super().__init__()
+        self.name = self.key = self.score_field = name
+        self.folder = folder
+        self.cls = cls
+        self.identity = f"custom:{name}@{_fingerprint(folder, name)}"
+        self._instances: dict[str, Any] = {}
+
+    def _instance(self, config: dict):
+        """One wrapper per distinct configuration; a constructor failure is kept and reported per row."""
+        key = json.dumps(config, sort_keys=True, default=repr)
+        if key not in self._instances:
+            try:
+                self._instances[key] = self.cls(
+                    threshold=config.get("threshold", self.default_threshold),
+                    options=config.get("options") or {},
+                    model_config=dict(self.model_config or {}),
+                )
+            except TypeError as exc:
+                self._instances[key] = JudgeFailure(
+                    f"constructor failed: {signature_message(exc)}", "evaluatorLoadError"
+                )
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code
+                self._instances[key] = JudgeFailure(
+                    f"constructor failed: {type(exc).__name__}: {exc}", "evaluatorLoadError"
+                )
+        return self._instances[key]
+
+    def make_call(self, row, config):
+        instance = self._instance(config)
+        inputs = {k: row[k] for k in _INPUTS}
+
+        def run() -> dict:
+            if isinstance(instance, JudgeFailure):
+                raise instance
+            try:
+                return instance(**inputs)
+            except TypeError as exc:
+                raise JudgeFailure(signature_message(exc)) from exc
+            except ValueError as exc:
+                if isinstance(exc, json.JSONDecodeError):
+                    raise JudgeFailure(f"could not parse score: {exc}", "judgeOutputUnparseable") from exc
+                raise
+
+        return run
+
+    def cache_inputs(self, row, config):
+        return {**{k: row[k] for k in _INPUTS}, "options": config.get("options") or {}}
+
+    def read(self, value):
+        try:
+            return read_score(value, llm=True)
+        except ContractError as exc:
+            raise JudgeFailure(str(exc), exc.code) from None
+
+
+def load_custom(name: str, folder: Path, where: str = "") -> CustomEvaluator | CustomJudge:
     """Import ``folder/<name>/<name>.py`` and return its evaluator, or raise ``EvaluatorConfigError``."""
     home = folder / name
     if not home.is_dir():
@@ -195,9 +252,10 @@ def load_custom(name: str, folder: Path, where: str = "") -> CustomEvaluator:
         cls.__name__,
         (time.perf_counter() - started) * 1000,
     )
-    if not is_llm:
-        _warn_missing_prompty(name, module_path)
-    return CustomEvaluator(name, home, cls, is_llm=is_llm)
+    if is_llm:
+        return CustomJudge(name, home, cls)
+    _warn_missing_prompty(name, module_path)
+    return CustomEvaluator(name, home, cls)
 
 
 def _unknown_message(name: str, folder: Path, where: str) -> str:

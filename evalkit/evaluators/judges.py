@@ -1,36 +1,223 @@
-"""LLM-judged built-ins (Relevance, Coherence, Groundedness, Similarity, ToolCallAccuracy).
+"""LLM-judged built-ins (Relevance, Coherence, Groundedness, Similarity, ToolCallAccuracy) and the shared
+machinery that runs every LLM judge's rows through the run's ``JudgePool``.
 
-The run checks before any work that a judge model is configured (exit code 3 otherwise). Scoring through
-azure-ai-evaluation is the subject of the LLM-judges issue; until it lands, a configured run reports each
-judged row as an error result that says so, and the deterministic evaluators of the run are unaffected.
+Built-ins run through azure-ai-evaluation's evaluator classes with the configured model. The case table maps
+onto their inputs as: query = ``prompt``, response = ``response``, ground truth = ``expected_response``;
+Groundedness grounds on ``context``, else on the retrieval extracts, else on ``expected_response``.
+Results are ``{score, result, threshold, reason}`` on the 1-5 scale (threshold 3 by default).
 """
 
 from __future__ import annotations
 
-from .base import error_frame
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..judge_pool import Call, JudgeFailure
+from .base import result_frame
 from .registry import LLM_BUILTINS
 
+EMPTY_RESPONSE = "the agent's response is empty; there is nothing to judge"
 
-class PendingJudge:
-    """A built-in LLM judge whose scoring is not available in this version."""
+
+class LLMJudge:
+    """Base of LLM judges: builds one pool call per row, then reads each outcome into a result row."""
 
     has_threshold = True
-    requires: tuple[str, ...] = ()
     is_llm = True
     score_field = "score"
+    requires: tuple[str, ...] = ()
+    default_threshold: float = 3
 
-    def __init__(self, name: str):
-        self.name = name
-        self.key = LLM_BUILTINS[name]
+    def __init__(self):
+        self.model_config: dict | None = None
+        self.pool = None  # the run's JudgePool, set by the engine
+        self.on_row_done: Callable[[], None] | None = None
+        self.tokens = {"prompt": 0, "completion": 0}
 
-    def score(self, rows, configs):
-        return error_frame(
+    # What subclasses provide -----------------------------------------------------------------------
+    identity: str = ""
+
+    def make_call(self, row: dict, config: dict) -> Callable[[], dict]:
+        raise NotImplementedError
+
+    def cache_inputs(self, row: dict, config: dict) -> dict:
+        return {k: row[k] for k in ("prompt", "response", "expected_response", "context")}
+
+    def read(self, value: dict) -> tuple[float, str]:
+        """(score, reason) from a judge's result dict; raises JudgeFailure when unreadable."""
+        raise NotImplementedError
+
+    # The column-wise run -----------------------------------------------------------------------------
+    def score(self, rows, configs: list[dict]):
+        from ..cache import cache_key
+
+        n = len(rows)
+        records = _records(rows)
+        thresholds = np.array([float(c.get("threshold", self.default_threshold)) for c in configs])
+        scores = np.full(n, np.nan)
+        reasons: list[Any] = [None] * n
+        errors: list[Any] = [None] * n
+        codes: list[Any] = [None] * n
+        calls, positions = [], []
+        model = _model_identity(self.model_config or {})
+        for i, (row, config) in enumerate(zip(records, configs)):
+            if not row["response"].strip():
+                errors[i], codes[i] = EMPTY_RESPONSE, "emptyAgentResponse"
+                continue
+            key = cache_key(evaluator=self.identity, model=model, inputs=self.cache_inputs(row, config))
+            calls.append(Call(run=self.make_call(row, config), key=key, identity=self.identity))
+            positions.append(i)
+
+        def done(index, outcome):
+            i = positions[index]
+            if outcome.error is not None:
+                errors[i], codes[i] = outcome.error, outcome.code
+            else:
+                try:
+                    scores[i], reasons[i] = self.read(outcome.value)
+                    self._count_tokens(outcome)
+                except JudgeFailure as failure:
+                    errors[i], codes[i] = str(failure), failure.code
+            if self.on_row_done is not None:
+                self.on_row_done()
+
+        self.pool.run(calls, on_done=done)
+        result = np.where(scores >= thresholds, "pass", "fail").astype(object)
+        result[[e is not None for e in errors]] = "error"
+        return result_frame(
             rows.index,
-            f"the built-in LLM judge {self.name} is not available in this version of evalkit; "
-            "use deterministic or custom evaluators",
-            code="evaluatorConfigurationError",
+            score=scores,
+            result=result,
+            threshold=thresholds,
+            reason=reasons,
+            error=errors,
+            code=codes,
         )
 
+    def _count_tokens(self, outcome) -> None:
+        if outcome.cached:
+            return
+        usage = (outcome.value or {}).get("_tokens") or {}
+        self.tokens["prompt"] += int(usage.get("prompt", 0) or 0)
+        self.tokens["completion"] += int(usage.get("completion", 0) or 0)
 
-def builtin_judge(name: str) -> PendingJudge:
-    return PendingJudge(name)
+
+class BuiltinJudge(LLMJudge):
+    """A built-in LLM judge, scored by the azure-ai-evaluation evaluator class of the same name."""
+
+    def __init__(self, name: str):
+        super().__init__()
+        self.name = name
+        self.key = LLM_BUILTINS[name]
+        self.requires = ("expected_response",) if name == "Similarity" else ()
+        self._evaluator = None
+
+    @property
+    def identity(self) -> str:  # type: ignore[override]
+        from importlib.metadata import version
+
+        return f"builtin:{self.name}@azure-ai-evaluation=={version('azure-ai-evaluation')}"
+
+    def _instance(self):
+        if self._evaluator is None:
+            import azure.ai.evaluation as aie
+
+            cls = getattr(aie, f"{self.name}Evaluator")
+            self._evaluator = cls(model_config=azure_model_config(self.model_config or {}))
+        return self._evaluator
+
+    def make_call(self, row, config):
+        evaluator = self._instance()
+        inputs = self._inputs(row)
+        key = self.key
+
+        def run() -> dict:
+            output = evaluator(**inputs)
+            properties = output.get(f"{key}_properties") or {}
+            return {
+                "score": output.get(key),
+                "reason": output.get(f"{key}_reason", ""),
+                "_tokens": {
+                    "prompt": properties.get("prompt_tokens") or output.get(f"{key}_prompt_tokens") or 0,
+                    "completion": properties.get("completion_tokens")
+                    or output.get(f"{key}_completion_tokens")
+                    or 0,
+                },
+            }
+
+        return run
+
+    def _inputs(self, row: dict) -> dict:
+        if self.name == "Similarity":
+            return {
+                "query": row["prompt"],
+                "response": row["response"],
+                "ground_truth": row["expected_response"],
+            }
+        if self.name == "Groundedness":
+            return {"query": row["prompt"], "response": row["response"], "context": grounding(row)}
+        return {"query": row["prompt"], "response": row["response"]}
+
+    def cache_inputs(self, row, config):
+        return self._inputs(row)
+
+    def read(self, value):
+        score = value.get("score")
+        try:
+            number = float(score)
+        except (TypeError, ValueError):
+            number = math.nan
+        if not math.isfinite(number) or not 1 <= number <= 5:
+            raise JudgeFailure(
+                f"could not parse score: the judge answered {score!r}", "judgeOutputUnparseable"
+            )
+        return number, str(value.get("reason") or "")
+
+
+def grounding(row: dict) -> str:
+    """What Groundedness grounds on: ``context``, else the retrieval extracts, else ``expected_response``."""
+    if row.get("context", "").strip():
+        return row["context"]
+    extracts = [
+        extract.get("text", "")
+        for execution in row.get("retrieval_executions") or []
+        for hit in (execution.get("retrievalHits") or [])
+        for extract in (hit.get("extracts") or [])
+        if isinstance(extract, dict) and extract.get("text")
+    ]
+    if extracts:
+        return "\n\n".join(extracts)
+    return row.get("expected_response", "")
+
+
+def azure_model_config(config: dict) -> dict:
+    """evalkit's judge configuration as azure-ai-evaluation's model configuration dict."""
+    if "azure_endpoint" in config:
+        keys = ("azure_endpoint", "azure_deployment", "api_version", "api_key")
+        return {"type": "azure_openai", **{k: config[k] for k in keys if config.get(k)}}
+    return {
+        "type": "openai",
+        "base_url": config["base_url"],
+        "model": config["model"],
+        "api_key": config.get("api_key", ""),
+    }
+
+
+def _model_identity(config: dict) -> dict:
+    """The model part of a cache key: where and what, never the key (the cache drops secrets too)."""
+    return {k: v for k, v in config.items() if "key" not in k.lower()}
+
+
+def _records(rows) -> list[dict]:
+    columns = [
+        c for c in ("prompt", "response", "expected_response", "context", "retrieval_executions") if c in rows
+    ]
+    values = [rows[c].tolist() for c in columns]
+    return [dict(zip(columns, row)) for row in zip(*values)]
+
+
+def builtin_judge(name: str) -> BuiltinJudge:
+    return BuiltinJudge(name)
