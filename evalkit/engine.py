@@ -303,6 +303,8 @@ def _prepare_judges(resolved: dict, model_config: dict | None, concurrency: int,
         what = ", ".join(llm)
         raise EnvironmentConfigError(MISSING_JUDGE_MESSAGE.format(what=f"The LLM evaluator(s) {what}"))
     log.debug("judge model: %s", describe(config))
+    for name, value in (("PF_DISABLE_TRACING", "true"), ("PF_TRACING_SKIP_LOCAL_SETUP", "true")):
+        os.environ.setdefault(name, value)  # promptflow: no tracing, no local trace service
     pool = JudgePool(concurrency, cache=_open_cache(cache))
     for name in llm:
         resolved[name].model_config = config

@@ -246,6 +246,12 @@ def classify(exc: BaseException) -> JudgeFailure:
         return JudgeFailure(
             f"cannot reach the judge model ({found}{detail})", "evaluatorError", retryable=True
         )
+    import json
+
+    garbled = _find(exc, json.JSONDecodeError)
+    if garbled is not None or "invalid output" in str(exc).lower():
+        detail = garbled or exc
+        return JudgeFailure(f"could not parse the judge's answer ({detail})", "judgeOutputUnparseable")
     if isinstance(exc, TimeoutError):
         return JudgeFailure(f"the judge call timed out ({exc})", "judgeTimeout", retryable=True)
     return JudgeFailure(f"{type(exc).__name__}: {exc}", "evaluatorError")

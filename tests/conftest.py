@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["evalkit.testing.pytest_plugin"]
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -54,8 +56,9 @@ def project(tmp_path, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def _no_judge_environment(monkeypatch):
-    """Tests never see the developer's judge model settings."""
+def _no_judge_environment(monkeypatch, tmp_path_factory):
+    """Tests never see the developer's judge model settings, nor touch the user's judge cache."""
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path_factory.mktemp("judge-cache")))
     for name in (
         "AZURE_AI_OPENAI_ENDPOINT",
         "AZURE_AI_API_KEY",

@@ -1,0 +1,169 @@
+"""LLM judges end to end against the local model server, through the real openai / promptflow /
+azure-ai-evaluation code: built-ins, custom .prompty judges, the cache, faults, and key hygiene."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import evalkit
+
+REPO = Path(__file__).resolve().parents[1]
+SECRET = "sk-test-SECRET-4242"
+
+
+def document(n=3, evaluators=None):
+    return {
+        "schemaVersion": "1.11.0",
+        "default_evaluators": evaluators if evaluators is not None else {"Relevance": {}, "Coherence": {}},
+        "items": [
+            {
+                "prompt": f"How many vacation days do employees get in year {i}?",
+                "expected_response": "Employees get 20 vacation days per year.",
+                "response": "Employees get 20 vacation days per year."
+                if i % 2 == 0
+                else "The cafeteria opens at noon.",
+            }
+            for i in range(n)
+        ],
+    }
+
+
+def openai_config(server):
+    return {"base_url": server.openai_base_url, "model": "judge", "api_key": SECRET}
+
+
+def azure_config(server):
+    return {
+        "azure_endpoint": server.azure_endpoint,
+        "azure_deployment": "judge",
+        "api_version": "2024-12-01-preview",
+        "api_key": SECRET,
+    }
+
+
+@pytest.mark.parametrize("config", [openai_config, azure_config], ids=["openai", "azure"])
+def test_builtin_judges_score_through_azure_ai_evaluation(model_server, config):
+    scored = evalkit.evaluate(evalkit.load(document()), model_config=config(model_server), progress=False)
+    assert model_server.request_count == 6
+    for key in ("relevance", "coherence"):
+        assert scored[key].between(1, 5).all()
+        assert (scored[f"{key}_threshold"] == 3).all()
+        expected = ["pass" if s >= 3 else "fail" for s in scored[key]]
+        assert scored[f"{key}_result"].tolist() == expected
+    # The heuristic judge scores an on-topic answer above an off-topic one.
+    assert scored.loc[0, "relevance"] > scored.loc[1, "relevance"]
+    judge = scored.attrs["evalkit"]["judge"]
+    assert judge["calls"] == 6 and judge["prompt_tokens"] > 0 and judge["completion_tokens"] > 0
+
+
+def test_results_of_judged_runs_validate_against_the_upstream_schema(model_server, tmp_path, upstream_schema):
+    scored = evalkit.evaluate(
+        evalkit.load(document()), model_config=openai_config(model_server), progress=False
+    )
+    paths = evalkit.save_results(scored, tmp_path)
+    results = json.loads(paths["json"].read_text())
+    jsonschema.Draft202012Validator(upstream_schema).validate(results)
+    entry = results["items"][0]["scores"]["relevance"]
+    assert set(entry) == {"score", "result", "threshold", "reason"}
+
+
+def test_thresholds_and_required_fields(model_server):
+    doc = document(2, {"Relevance": {"threshold": 5}, "Similarity": {}})
+    del doc["items"][1]["expected_response"]
+    scored = evalkit.evaluate(evalkit.load(doc), model_config=openai_config(model_server), progress=False)
+    assert (scored["relevance_threshold"] == 5).all()
+    assert scored.loc[1, "similarity_result"] == "error"
+    assert "Similarity needs 'expected_response'" in scored.loc[1, "similarity_error"]
+
+
+def test_empty_response_is_an_error_result_without_a_call(model_server):
+    doc = document(1, {"Relevance": {}})
+    doc["items"][0]["response"] = "   "
+    scored = evalkit.evaluate(evalkit.load(doc), model_config=openai_config(model_server), progress=False)
+    assert model_server.request_count == 0
+    assert scored.loc[0, "relevance_code"] == "emptyAgentResponse"
+    assert scored.loc[0, "status"] == "partial"
+
+
+def test_unparseable_and_unauthorised_answers_are_readable_errors(model_server):
+    model_server.fail_next(1, malformed=True)
+    model_server.fail_next(1, status=401, message="Access denied due to invalid subscription key")
+    doc = document(2, {"Relevance": {}})
+    scored = evalkit.evaluate(
+        evalkit.load(doc), model_config=openai_config(model_server), concurrency=1, progress=False
+    )
+    codes = sorted(scored["relevance_code"].tolist())
+    assert codes == ["judgeAuthenticationError", "judgeOutputUnparseable"]
+    auth = scored.loc[scored["relevance_code"] == "judgeAuthenticationError", "relevance_error"].iloc[0]
+    assert "HTTP 401" in auth and "invalid subscription key" in auth
+
+
+def test_a_rerun_is_answered_by_the_cache(model_server):
+    doc = evalkit.load(document())
+    evalkit.evaluate(doc, model_config=openai_config(model_server), progress=False)
+    first = model_server.request_count
+    again = evalkit.evaluate(doc, model_config=openai_config(model_server), progress=False)
+    assert model_server.request_count == first
+    assert again.attrs["evalkit"]["judge"]["cache_hits"] == 6
+    evalkit.evaluate(doc, model_config=openai_config(model_server), cache=False, progress=False)
+    assert model_server.request_count == 2 * first
+
+
+def test_custom_prompty_judge_runs_through_promptflow_and_edits_rescore_only_it(model_server, project):
+    from evalkit.commands.new import scaffold
+
+    scaffold("tone", project.custom, llm=True)
+    doc = document(2, {"Relevance": {}, "tone": {"threshold": 2}})
+    config = openai_config(model_server)
+    scored = evalkit.evaluate(evalkit.load(doc), model_config=config, progress=False)
+    assert scored["tone"].between(1, 5).all() and (scored["tone_threshold"] == 2).all()
+    assert scored["tone_result"].isin(["pass", "fail"]).all()
+    before = model_server.request_count
+    prompty = project.custom / "tone" / "tone.prompty"
+    prompty.write_text(prompty.read_text().replace("You grade", "You carefully grade"))
+    evalkit.evaluate(evalkit.load(doc), model_config=config, progress=False)
+    tone_calls = [r for r in model_server.requests[before:] if "carefully" in json.dumps(r["body"])]
+    assert model_server.request_count - before == 2 == len(tone_calls)
+
+
+def test_cli_run_with_openai_environment_and_no_key_leaks(model_server, tmp_path):
+    doc = tmp_path / "doc.json"
+    doc.write_text(json.dumps(document()))
+    cache = tmp_path / "cache"
+    env = {
+        **os.environ,
+        "OPENAI_BASE_URL": model_server.openai_base_url,
+        "OPENAI_MODEL": "judge",
+        "OPENAI_API_KEY": SECRET,
+        "EVALKIT_CACHE_DIR": str(cache),
+    }
+    run = [
+        sys.executable,
+        "-m",
+        "evalkit",
+        "run",
+        str(doc),
+        "--out",
+        str(tmp_path / "out"),
+        "--log-level",
+        "debug",
+    ]
+    proc = subprocess.run(run, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "Judge: OpenAI-compatible" in proc.stdout and "6 calls" in proc.stdout
+    assert "judge model: OpenAI-compatible" in proc.stderr
+    rerun = subprocess.run(run, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert "0 calls, 6 from cache" in rerun.stdout
+    assert model_server.request_count == 6
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".sqlite3" for p in written)
+    for path in written:
+        assert SECRET.encode() not in path.read_bytes(), path
+    assert SECRET not in proc.stdout + proc.stderr + rerun.stdout + rerun.stderr
