@@ -162,7 +162,9 @@ def main() -> None:
         )
 
         if not args.skip_azure:
-            env = dict(os.environ, PF_DISABLE_TRACING="true")
+            from evalkit.offline import QUIET_ENVIRONMENT
+
+            env = {**os.environ, **QUIET_ENVIRONMENT}  # keep promptflow's telemetry off the network here too
             az_wall, az_rss, out = run_measured(
                 [PYTHON, "-c", AZURE_INPROCESS, str(jsonl), str(folder / "azure.json")], cwd=folder, env=env
             )

@@ -19,6 +19,7 @@ from .errors import EnvironmentConfigError
 from .evaluators.base import RESULT_COLUMNS, error_frame
 from .evaluators.custom import CallableEvaluator
 from .evaluators.registry import resolve_evaluators
+from .offline import quiet_llm_libraries
 from .progress import progress_bar
 from .statuses import apply_statuses
 
@@ -51,6 +52,7 @@ def evaluate(
             ``JudgeCache``.
         progress: show a progress bar (default: when the run takes more than a moment).
     """
+    quiet_llm_libraries()  # before custom evaluators or judges import promptflow / azure-ai-evaluation
     table = _complete(df.copy())
     table.attrs = dict(df.attrs)
     meta = dict(table.attrs.get("evalkit") or {})
@@ -303,8 +305,6 @@ def _prepare_judges(resolved: dict, model_config: dict | None, concurrency: int,
         what = ", ".join(llm)
         raise EnvironmentConfigError(MISSING_JUDGE_MESSAGE.format(what=f"The LLM evaluator(s) {what}"))
     log.debug("judge model: %s", describe(config))
-    for name, value in (("PF_DISABLE_TRACING", "true"), ("PF_TRACING_SKIP_LOCAL_SETUP", "true")):
-        os.environ.setdefault(name, value)  # promptflow: no tracing, no local trace service
     pool = JudgePool(concurrency, cache=_open_cache(cache))
     for name in llm:
         resolved[name].model_config = config

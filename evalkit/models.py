@@ -63,3 +63,32 @@ def describe(config: dict) -> str:
     if "azure_endpoint" in config:
         return f"Azure OpenAI {config['azure_endpoint']} deployment {config['azure_deployment']} (api {config['api_version']})"
     return f"OpenAI-compatible {config['base_url']} model {config['model']}"
+
+
+def judge_client(config: dict, *, timeout: float = 120.0):
+    """``(client, model)``: one openai client for a run's judge calls, keeping connections alive.
+
+    Retries are the judge pool's (``max_retries=0``), so every 429 reaches its adaptive limit. Azure OpenAI
+    without a key signs in with azure-identity's ``DefaultAzureCredential``.
+    """
+    import openai
+
+    if "azure_endpoint" in config:
+        options = {
+            "azure_endpoint": config["azure_endpoint"],
+            "api_version": config.get("api_version") or DEFAULT_AZURE_API_VERSION,
+            "max_retries": 0,
+            "timeout": timeout,
+        }
+        if config.get("api_key"):
+            options["api_key"] = config["api_key"]
+        else:
+            from azure.identity import DefaultAzureCredential, get_bearer_token_provider
+
+            scope = "https://cognitiveservices.azure.com/.default"
+            options["azure_ad_token_provider"] = get_bearer_token_provider(DefaultAzureCredential(), scope)
+        return openai.AzureOpenAI(**options), config["azure_deployment"]
+    client = openai.OpenAI(
+        base_url=config["base_url"], api_key=config.get("api_key") or "none", max_retries=0, timeout=timeout
+    )
+    return client, config["model"]

@@ -167,3 +167,45 @@ def test_cli_run_with_openai_environment_and_no_key_leaks(model_server, tmp_path
     for path in written:
         assert SECRET.encode() not in path.read_bytes(), path
     assert SECRET not in proc.stdout + proc.stderr + rerun.stdout + rerun.stderr
+
+
+NETWORK_PROBE = """
+import json, socket, sys, time
+outside = []
+def hook(event, args):
+    if event == "socket.connect":
+        address = args[1]
+        host = address[0] if isinstance(address, tuple) else str(address)
+        if host not in ("127.0.0.1", "::1", "localhost"):
+            outside.append(host)
+    if event == "socket.getaddrinfo" and args[0] not in ("127.0.0.1", "::1", "localhost"):
+        outside.append(str(args[0]))
+sys.addaudithook(hook)
+import evalkit
+from evalkit.commands.new import scaffold
+scaffold("tone", "custom-evaluators", llm=True)
+doc = {"schemaVersion": "1.11.0", "default_evaluators": {"Relevance": {}, "tone": {}},
+       "items": [{"prompt": "Hi there?", "response": "Hello, how can I help?"}]}
+config = {"base_url": sys.argv[1], "model": "judge", "api_key": "k"}
+scored = evalkit.evaluate(evalkit.load(doc), model_config=config, cache=False, progress=False)
+time.sleep(1)
+import logging, threading
+threads = [t.name for t in threading.enumerate()]
+muted = logging.getLogger("promptflow._sdk._telemetry").disabled
+print(json.dumps({"outside": outside, "status": scored["status"].tolist(), "threads": threads, "muted": muted}))
+"""
+
+
+def test_judged_runs_contact_only_the_configured_model(model_server, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("APPLICATIONINSIGHTS", "PF_"))}
+    proc = subprocess.run(
+        [sys.executable, "-c", NETWORK_PROBE, model_server.openai_base_url],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["status"] == ["pass"] or report["status"] == ["fail"]
+    assert report["outside"] == []
+    # The Application Insights control-plane poller (which would call settings.sdk.monitor.azure.com)
+    # never starts, and promptflow's telemetry logger is muted.
+    assert "ConfigurationWorker" not in report["threads"] and report["muted"] is True

@@ -14,20 +14,17 @@ they are already set, so promptflow neither traces nor launches its local trace 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
 
+from ..offline import quiet_llm_libraries
 from .server import ModelServer
-
-OFFLINE_ENVIRONMENT = {"PF_DISABLE_TRACING": "true", "PF_TRACING_SKIP_LOCAL_SETUP": "true"}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Keep promptflow tracing off for the whole session (read by promptflow at call time)."""
-    for name, value in OFFLINE_ENVIRONMENT.items():
-        os.environ.setdefault(name, value)
+    """Keep promptflow's tracing and telemetry off the network for the whole session."""
+    quiet_llm_libraries()
 
 
 @pytest.fixture
