@@ -10,6 +10,7 @@ Results are ``{score, result, threshold, reason}`` on the 1-5 scale (threshold 3
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -123,6 +124,7 @@ class BuiltinJudge(LLMJudge):
         self._evaluator = None
         self._client = None
         self._identity = None
+        self._lock = threading.Lock()
 
     @property
     def identity(self) -> str:  # type: ignore[override]
@@ -144,22 +146,28 @@ class BuiltinJudge(LLMJudge):
         return self._evaluator._flow
 
     def make_call(self, row, config):
-        from ..models import judge_client
-
         inputs = self._inputs(row)
-        flow = self._prompty(with_query=bool(inputs.get("query")))
-        messages = flow.render(**inputs)
-        # The class asks for "Connection: close" on every request; a shared client keeps connections alive.
-        parameters = {k: v for k, v in flow._model.parameters.items() if k != "extra_headers"}
-        if self._client is None:
-            self._client = judge_client(self.model_config or {}, timeout=self.pool.timeout)
-        client, model = self._client
 
         def run() -> dict:
+            # Rendered only when the cache has no answer: a cached re-run never loads azure-ai-evaluation.
+            flow, client, model = self._ready(with_query=bool(inputs.get("query")))
+            messages = flow.render(**inputs)
+            # The class asks for "Connection: close" on every request; the shared client keeps them alive.
+            parameters = {k: v for k, v in flow._model.parameters.items() if k != "extra_headers"}
             reply = client.chat.completions.create(model=model, messages=messages, **parameters)
             return _judge_answer(reply)
 
         return run
+
+    def _ready(self, with_query: bool):
+        """The prompty object and the shared client, made once by whichever call gets here first."""
+        from ..models import judge_client
+
+        with self._lock:
+            flow = self._prompty(with_query)
+            if self._client is None:
+                self._client = judge_client(self.model_config or {}, timeout=self.pool.timeout)
+        return (flow, *self._client)
 
     def _inputs(self, row: dict) -> dict:
         if self.name == "Similarity":
