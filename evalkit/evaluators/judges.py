@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..judge_pool import Call, JudgeFailure
+from ..prompty import builtin_prompt
 from .base import result_frame
 from .registry import LLM_BUILTINS
 
@@ -107,13 +108,14 @@ class LLMJudge:
 
 
 class BuiltinJudge(LLMJudge):
-    """A built-in LLM judge: azure-ai-evaluation's evaluator class of the same name gives the prompt (its
-    ``.prompty``, rendered by the class's own prompty object) and the model parameters; evalkit sends the
-    request through one shared client per run and reads the answer as the class does (``score``, ``reason``).
+    """A built-in LLM judge with azure-ai-evaluation's prompt and model parameters for it (the ``.prompty``
+    its evaluator class uses, Groundedness in its with-query form), sent through one shared client per run
+    and read as the class reads it (``score``, ``reason``, ``status``).
 
     Why not call the evaluator object per row: it builds a new HTTP client for every call (about 18 ms of
-    CPU, which caps a run near 40 judgments a second whatever the concurrency) and retries internally up
-    to ten times with waits of up to a minute, which would hide every 429 from the adaptive limit.
+    CPU, which caps a run near 40 judgments a second whatever the concurrency), retries internally up to
+    ten times with waits of up to a minute (hiding every 429 from the adaptive limit), and importing it
+    costs about 2 s. The conformance tests render every prompt both ways and compare the messages.
     """
 
     def __init__(self, name: str):
@@ -121,7 +123,6 @@ class BuiltinJudge(LLMJudge):
         self.name = name
         self.key = LLM_BUILTINS[name]
         self.requires = ("expected_response",) if name == "Similarity" else ()
-        self._evaluator = None
         self._client = None
         self._identity = None
         self._lock = threading.Lock()
@@ -134,40 +135,30 @@ class BuiltinJudge(LLMJudge):
             self._identity = f"builtin:{self.name}@azure-ai-evaluation=={version('azure-ai-evaluation')}"
         return self._identity
 
-    def _prompty(self, with_query: bool):
-        """The evaluator class's own prompty object (Groundedness has one with and one without a query)."""
-        if self._evaluator is None:
-            import azure.ai.evaluation as aie
-
-            cls = getattr(aie, f"{self.name}Evaluator")
-            self._evaluator = cls(model_config=azure_model_config(self.model_config or {}))
-            if self.name == "Groundedness" and with_query:
-                self._evaluator._ensure_query_prompty_loaded()
-        return self._evaluator._flow
-
     def make_call(self, row, config):
         inputs = self._inputs(row)
+        if self.name == "ToolCallAccuracy":
+            return _needs_tool_calls
 
         def run() -> dict:
-            # Rendered only when the cache has no answer: a cached re-run never loads azure-ai-evaluation.
-            flow, client, model = self._ready(with_query=bool(inputs.get("query")))
-            messages = flow.render(**inputs)
-            # The class asks for "Connection: close" on every request; the shared client keeps them alive.
-            parameters = {k: v for k, v in flow._model.parameters.items() if k != "extra_headers"}
-            reply = client.chat.completions.create(model=model, messages=messages, **parameters)
+            # Rendered only when the cache has no answer, so a cached re-run costs no prompt work.
+            client, model = self._shared_client()
+            prompt = builtin_prompt(self.name)
+            reply = client.chat.completions.create(
+                model=model, messages=prompt.render(**inputs), **prompt.parameters
+            )
             return _judge_answer(reply)
 
         return run
 
-    def _ready(self, with_query: bool):
-        """The prompty object and the shared client, made once by whichever call gets here first."""
+    def _shared_client(self):
+        """One client per run, made by whichever call gets here first."""
         from ..models import judge_client
 
         with self._lock:
-            flow = self._prompty(with_query)
             if self._client is None:
                 self._client = judge_client(self.model_config or {}, timeout=self.pool.timeout)
-        return (flow, *self._client)
+        return self._client
 
     def _inputs(self, row: dict) -> dict:
         if self.name == "Similarity":
@@ -194,6 +185,14 @@ class BuiltinJudge(LLMJudge):
                 f"could not parse score: the judge answered {score!r}", "judgeOutputUnparseable"
             )
         return number, str(value.get("reason") or "")
+
+
+def _needs_tool_calls() -> dict:
+    raise JudgeFailure(
+        "ToolCallAccuracy needs the agent's tool calls and tool definitions, which recorded responses do not "
+        "carry; run the agent with span capture to use it",
+        "evaluatorConfigurationError",
+    )
 
 
 def _judge_answer(reply) -> dict:
@@ -239,19 +238,6 @@ def grounding(row: dict) -> str:
     if extracts:
         return "\n\n".join(extracts)
     return row.get("expected_response", "")
-
-
-def azure_model_config(config: dict) -> dict:
-    """evalkit's judge configuration as azure-ai-evaluation's model configuration dict."""
-    if "azure_endpoint" in config:
-        keys = ("azure_endpoint", "azure_deployment", "api_version", "api_key")
-        return {"type": "azure_openai", **{k: config[k] for k in keys if config.get(k)}}
-    return {
-        "type": "openai",
-        "base_url": config["base_url"],
-        "model": config["model"],
-        "api_key": config.get("api_key", ""),
-    }
 
 
 def _model_identity(config: dict) -> dict:
