@@ -19,6 +19,7 @@ from .errors import EnvironmentConfigError
 from .evaluators.base import RESULT_COLUMNS, error_frame
 from .evaluators.custom import CallableEvaluator
 from .evaluators.registry import resolve_evaluators
+from .judge_pool import JudgePool
 from .offline import quiet_llm_libraries
 from .progress import progress_bar
 from .statuses import apply_statuses
@@ -36,6 +37,8 @@ def evaluate(
     model_config: dict | None = None,
     concurrency: int = 8,
     cache: Any = True,
+    judge_timeout: float = 120.0,
+    judge_attempts: int = 5,
     progress: bool | None = None,
 ) -> pd.DataFrame:
     """Score a case table and return a new one with result columns, ``status`` and ``error``.
@@ -50,6 +53,8 @@ def evaluate(
         concurrency: the most judge calls in flight at once, across the LLM evaluators of the run.
         cache: the judge cache: True (the user's cache, or ``$EVALKIT_CACHE_DIR``), False (none), or a
             ``JudgeCache``.
+        judge_timeout: seconds one judge call may take before it counts as timed out.
+        judge_attempts: tries per judge call for 429s, 5xx, timeouts and connection errors.
         progress: show a progress bar (default: when the run takes more than a moment).
     """
     quiet_llm_libraries()  # before custom evaluators or judges import promptflow / azure-ai-evaluation
@@ -65,7 +70,12 @@ def evaluate(
 
     resolved = resolve_evaluators({n: w for n, w in names_where.items() if n not in adhoc}, custom_dir)
     resolved.update(adhoc)
-    judge = _prepare_judges(resolved, model_config, concurrency, cache)
+    judge = _prepare_judges(
+        resolved,
+        model_config,
+        JudgePool(concurrency, attempts=judge_attempts, timeout=judge_timeout, cache=None),
+        cache,
+    )
 
     scored_specs = []
     timings = {}
@@ -285,19 +295,19 @@ class _JudgeRun:
             "model": describe(self.config),
             "calls": self.pool.calls_made,
             "cache_hits": self.pool.cache_hits,
+            "throttled": self.pool.limit.cuts,
             "tokens": tokens,
             "prompt_tokens": sum(t["prompt"] for t in tokens.values()),
             "completion_tokens": sum(t["completion"] for t in tokens.values()),
         }
 
 
-def _prepare_judges(resolved: dict, model_config: dict | None, concurrency: int, cache) -> _JudgeRun | None:
+def _prepare_judges(resolved: dict, model_config: dict | None, pool: JudgePool, cache) -> _JudgeRun | None:
     """Stop before any work when an LLM evaluator is asked for and no judge model is configured;
     otherwise give every LLM evaluator the model and the run's one judge pool."""
     llm = [name for name, ev in resolved.items() if getattr(ev, "is_llm", False)]
     if not llm:
         return None
-    from .judge_pool import JudgePool
     from .models import MISSING_JUDGE_MESSAGE, describe, judge_config
 
     config = model_config or judge_config()
@@ -305,7 +315,7 @@ def _prepare_judges(resolved: dict, model_config: dict | None, concurrency: int,
         what = ", ".join(llm)
         raise EnvironmentConfigError(MISSING_JUDGE_MESSAGE.format(what=f"The LLM evaluator(s) {what}"))
     log.debug("judge model: %s", describe(config))
-    pool = JudgePool(concurrency, cache=_open_cache(cache))
+    pool.cache = _open_cache(cache)
     for name in llm:
         resolved[name].model_config = config
         resolved[name].pool = pool

@@ -248,6 +248,9 @@ def classify(exc: BaseException) -> JudgeFailure:
         )
     import json
 
+    signin = _find_named(exc, "ClientAuthenticationError", "CredentialUnavailableError")
+    if signin is not None:
+        return JudgeFailure(f"cannot sign in to the judge model: {signin}", "judgeAuthenticationError")
     garbled = _find(exc, json.JSONDecodeError)
     if garbled is not None or "invalid output" in str(exc).lower():
         detail = garbled or exc
@@ -257,7 +260,12 @@ def classify(exc: BaseException) -> JudgeFailure:
     return JudgeFailure(f"{type(exc).__name__}: {exc}", "evaluatorError")
 
 
-def _find(exc: BaseException, kind: type) -> Any:
+def _find_named(exc: BaseException, *names: str) -> Any:
+    """Like ``_find``, by class name, for libraries that may not be installed (azure-identity)."""
+    return _find(exc, BaseException, lambda e: any(k.__name__ in names for k in type(e).__mro__))
+
+
+def _find(exc: BaseException, kind: type, accept=None) -> Any:
     seen: set[int] = set()
     stack = [exc]
     while stack:
@@ -265,7 +273,7 @@ def _find(exc: BaseException, kind: type) -> Any:
         if current is None or id(current) in seen:
             continue
         seen.add(id(current))
-        if isinstance(current, kind):
+        if isinstance(current, kind) and (accept is None or accept(current)):
             return current
         for name in ("error", "inner_exception", "__cause__", "__context__"):
             inner = getattr(current, name, None)

@@ -35,6 +35,16 @@ def register(subparsers) -> None:
         help="most judge calls in flight at once (default 8)",
     )
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the judge cache")
+    parser.add_argument(
+        "--judge-timeout", metavar="SECONDS", type=float, default=120.0, help="per judge call (default 120)"
+    )
+    parser.add_argument(
+        "--azure-ai-auth-mode",
+        choices=("api-key", "default-credential"),
+        default=None,
+        help="Azure OpenAI judge sign-in: the API key, or azure-identity's DefaultAzureCredential "
+        "(the default when no key is set)",
+    )
     parser.set_defaults(func=main)
 
 
@@ -69,7 +79,12 @@ def _run(args) -> int:
     path = Path(args.document)
     df = documents.load(path)
     scored = engine.evaluate(
-        df, custom_dir=args.custom_dir, concurrency=max(1, args.concurrency), cache=not args.no_cache
+        df,
+        custom_dir=args.custom_dir,
+        model_config=_model_config(args),
+        concurrency=max(1, args.concurrency),
+        cache=not args.no_cache,
+        judge_timeout=args.judge_timeout,
     )
     out = Path(args.out) if args.out else Path("results") / path.stem
     try:
@@ -99,6 +114,22 @@ def _run(args) -> int:
         )
         return 1
     return 0
+
+
+def _model_config(args) -> dict | None:
+    """The judge configuration from the environment, adjusted by ``--azure-ai-auth-mode``."""
+    if args.azure_ai_auth_mode != "default-credential":
+        return None
+    from ..models import judge_config
+
+    config = judge_config()
+    if config is None or "azure_endpoint" not in config:
+        raise EvalkitError(
+            "--azure-ai-auth-mode default-credential needs an Azure OpenAI judge: set AZURE_AI_OPENAI_ENDPOINT "
+            "and AZURE_AI_MODEL_NAME."
+        )
+    config.pop("api_key", None)
+    return config
 
 
 def _print_evaluators(scored) -> None:
