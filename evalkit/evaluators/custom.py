@@ -253,6 +253,7 @@ def load_custom(name: str, folder: Path, where: str = "") -> CustomEvaluator | C
         (time.perf_counter() - started) * 1000,
     )
     if is_llm:
+        _check_template(name, home / f"{name}.prompty")
         return CustomJudge(name, home, cls)
     _warn_missing_prompty(name, module_path)
     return CustomEvaluator(name, home, cls)
@@ -304,6 +305,52 @@ def _first_class(name: str, path: Path) -> type:
         "__init__(self, *, threshold, options=None, **_) and "
         "__call__(self, *, prompt='', response='', expected_response='', context='', **_)."
     )
+
+
+def _check_template(name: str, path: Path) -> None:
+    """Warn about the template mistakes the seed describes; the run goes on either way."""
+    from ..prompty import load
+
+    try:
+        template = load(path)
+    except (ValueError, OSError) as exc:
+        log.warning(
+            "Custom evaluator '%s': %s cannot be read (%s); the judge will fail to load.",
+            name,
+            path.name,
+            exc,
+        )
+        return
+    except Exception as exc:  # noqa: BLE001 - a YAML error in the front matter
+        log.warning(
+            "Custom evaluator '%s': the front matter of %s is not valid YAML (%s).", name, path.name, exc
+        )
+        return
+    used, declared = template.variables(), set(template.inputs)
+    if not declared:
+        log.warning(
+            "Custom evaluator '%s': %s has no inputs: block, so promptflow passes no variables and the template "
+            "renders empty. Declare every {{variable}} under inputs: with type: string.",
+            name,
+            path.name,
+        )
+    for variable in sorted(used - declared) if declared else []:
+        log.warning(
+            "Custom evaluator '%s': %s uses {{%s}}, which its inputs: block does not declare; promptflow "
+            "renders it empty. Add '%s: {type: string}' under inputs:.",
+            name,
+            path.name,
+            variable,
+            variable,
+        )
+    if "prompt" in used or "prompt" in declared:
+        log.warning(
+            "Custom evaluator '%s': %s uses 'prompt', which promptflow reserves; name it user_prompt in the "
+            "template and pass prompt=... on as user_prompt=... in %s.py.",
+            name,
+            path.name,
+            name,
+        )
 
 
 def _warn_missing_prompty(name: str, path: Path) -> None:
