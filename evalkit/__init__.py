@@ -22,8 +22,8 @@ _API = {
     "to_document": ("evalkit.documents", "to_document"),
     "evaluate": ("evalkit.engine", "evaluate"),
     "save_results": ("evalkit.results", "save_results"),
-    "summary": ("evalkit.summary", "summary"),
-    "status_counts": ("evalkit.summary", "status_counts"),
+    "summary": ("evalkit.summaries", "summary"),
+    "status_counts": ("evalkit.summaries", "status_counts"),
     "validate": ("evalkit.validation", "validate_document"),
     "judge_config": ("evalkit.models", "judge_config"),
     "EvalkitError": ("evalkit.errors", "EvalkitError"),
@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .errors import DocumentError, EnvironmentConfigError, EvalkitError, EvaluatorConfigError
     from .models import judge_config
     from .results import save_results
-    from .summary import status_counts, summary
+    from .summaries import status_counts, summary
     from .validation import validate_document as validate
     from .versions import EvalkitWarning
 

@@ -138,3 +138,16 @@ def test_loading_does_not_mutate_the_callers_dict():
     df = evalkit.load(doc)
     df.loc[0, "source"]["prompt"] = "changed"
     assert doc["items"][0]["prompt"] == "Hi"
+
+
+def test_public_api_names_are_functions_even_after_submodules_load():
+    """A submodule named like an API function would shadow it once imported (evalkit.summary was one)."""
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(evalkit.__path__):
+        if info.name != "__main__":  # that one runs the CLI
+            importlib.import_module(f"evalkit.{info.name}")
+    for name in evalkit.__all__:
+        if name != "__version__":
+            assert callable(getattr(evalkit, name)), name

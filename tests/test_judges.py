@@ -209,3 +209,88 @@ def test_judged_runs_contact_only_the_configured_model(model_server, tmp_path):
     # The Application Insights control-plane poller (which would call settings.sdk.monitor.azure.com)
     # never starts, and promptflow's telemetry logger is muted.
     assert "ConfigurationWorker" not in report["threads"] and report["muted"] is True
+
+
+def test_summary_counts_tokens_per_evaluator_and_run(model_server):
+    scored = evalkit.evaluate(
+        evalkit.load(document()), model_config=openai_config(model_server), progress=False
+    )
+    table = evalkit.summary(scored)
+    assert table.loc["Relevance", "prompt_tokens"] > 0 and table.loc["Coherence", "completion_tokens"] > 0
+    assert (
+        table.loc["(status)", "prompt_tokens"] == table.loc[["Relevance", "Coherence"], "prompt_tokens"].sum()
+    )
+
+
+def test_groundedness_grounds_on_context_then_extracts_then_expected_response():
+    from evalkit.evaluators.judges import grounding
+
+    executions = [{"retrievalHits": [{"extracts": [{"text": "first"}, {"text": "second"}]}]}]
+    assert (
+        grounding({"context": "ctx", "retrieval_executions": executions, "expected_response": "e"}) == "ctx"
+    )
+    assert (
+        grounding({"context": " ", "retrieval_executions": executions, "expected_response": "e"})
+        == "first\n\nsecond"
+    )
+    assert grounding({"context": "", "retrieval_executions": [], "expected_response": "e"}) == "e"
+
+
+def test_configuration_from_dotenv_files(tmp_path, monkeypatch):
+    from evalkit.models import describe, judge_config
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text("OPENAI_BASE_URL=http://127.0.0.1:1/v1\nOPENAI_MODEL=from-env-file\n")
+    (tmp_path / ".env.local").write_text("OPENAI_MODEL=from-env-local\n")
+    assert judge_config()["model"] == "from-env-local"
+    monkeypatch.setenv("OPENAI_MODEL", "from-process")
+    assert judge_config()["model"] == "from-process"
+    monkeypatch.setenv("AZURE_AI_OPENAI_ENDPOINT", "https://example.invalid")
+    monkeypatch.setenv("AZURE_AI_MODEL_NAME", "gpt-judge")
+    monkeypatch.setenv("AZURE_AI_API_KEY", SECRET)
+    config = judge_config()
+    assert config["azure_deployment"] == "gpt-judge" and config["api_version"] == "2024-12-01-preview"
+    assert SECRET not in describe(config)
+
+
+def test_keyless_azure_uses_a_token_provider():
+    from evalkit.models import judge_client
+
+    client, model = judge_client(
+        {
+            "azure_endpoint": "https://example.invalid",
+            "azure_deployment": "judge",
+            "api_version": "2024-12-01-preview",
+        }
+    )
+    assert model == "judge" and client._azure_ad_token_provider is not None  # never called here: no network
+
+
+KILL_AND_RESUME = """
+import sys, evalkit
+doc = {"schemaVersion": "1.11.0", "default_evaluators": {"Relevance": {}},
+       "items": [{"prompt": f"Question {i}?", "response": f"Answer {i}."} for i in range(40)]}
+config = {"base_url": sys.argv[1], "model": "judge", "api_key": "k"}
+evalkit.evaluate(evalkit.load(doc), model_config=config, concurrency=4, progress=False)
+"""
+
+
+def test_a_killed_run_resumes_without_repeating_completed_calls(model_server, tmp_path):
+    import signal
+    import time
+
+    model_server.latency = 0.1
+    env = {**os.environ, "EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.Popen([sys.executable, "-c", KILL_AND_RESUME, model_server.openai_base_url], env=env)
+    deadline = time.monotonic() + 60
+    while model_server.request_count < 12 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    answered_before_kill = model_server.request_count
+    assert 12 <= answered_before_kill < 40
+    model_server.latency = 0.0
+    subprocess.run([sys.executable, "-c", KILL_AND_RESUME, model_server.openai_base_url], env=env, check=True)
+    repeated = model_server.request_count - 40
+    # Only the calls in flight at the kill (at most the concurrency) may be asked again.
+    assert 0 <= repeated <= 4

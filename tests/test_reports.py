@@ -24,7 +24,7 @@ import pytest
 from evalkit.reports import html_report
 from evalkit.reports.csv_report import write_csv
 from evalkit.reports.html_report import ELLIPSIS, write_html
-from evalkit.summary import STATUS_ROW, SUMMARY_COLUMNS, status_counts, summary
+from evalkit.summaries import STATUS_ROW, SUMMARY_COLUMNS, status_counts, summary
 
 XSS_SCRIPT = "</script><script>alert(1)</script>"
 XSS_IMG = "<img src=x onerror=alert(1)>"

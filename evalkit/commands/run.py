@@ -73,7 +73,7 @@ def main(args) -> int:
 
 def _run(args) -> int:
     from .. import documents, engine, results
-    from ..summary import status_counts
+    from ..summaries import status_counts
 
     started = time.perf_counter()
     path = Path(args.document)
@@ -133,7 +133,7 @@ def _model_config(args) -> dict | None:
 
 
 def _print_evaluators(scored) -> None:
-    from ..summary import summary
+    from ..summaries import summary
 
     table = summary(scored)
     rows = [name for name in table.index if name != "(status)"]

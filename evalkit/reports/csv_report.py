@@ -13,7 +13,7 @@ import os
 import pandas as pd
 
 from evalkit.atomic import atomic_write
-from evalkit.summary import scored_evaluators
+from evalkit.summaries import scored_evaluators
 
 #: Leading columns of results.csv, in order; absent ones are written empty.
 BASE_COLUMNS = (

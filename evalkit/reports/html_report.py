@@ -1,7 +1,7 @@
 """report.html: one standalone, offline HTML file that shows a scored case table.
 
 Layout: a header (title, source, row count), the row-status counts (clickable filters), the per-evaluator
-summary table from :func:`evalkit.summary.summary`, and the items table.
+summary table from :func:`evalkit.summaries.summary`, and the items table.
 
 Why it is built this way:
 
@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.atomic import atomic_write
-from evalkit.summary import STATUS_ROW, STATUSES, numeric_scores, scored_evaluators, status_counts, summary
+from evalkit.summaries import STATUS_ROW, STATUSES, numeric_scores, scored_evaluators, status_counts, summary
 
 #: Longest text (in characters) embedded per cell; longer ones are cut and end with :data:`ELLIPSIS`.
 TEXT_LIMIT = 2000

@@ -86,7 +86,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     for evaluators), ``pass_rate`` (errors excluded, see the module docstring) and ``mean_score`` (mean of the
     numeric scores of the rows that asked; exactMatch's booleans count as 0/1; NaN for the status row).
 
-    On an unscored table only the status row is returned, and an empty frame (same columns) when there is no
+    A judged run adds ``prompt_tokens`` and ``completion_tokens`` per LLM evaluator (the status row: the run's
+    totals). On an unscored table only the status row is returned, and an empty frame (same columns) when there is no
     ``status`` column either.
     """
     rows: dict[str, dict[str, Any]] = {}
@@ -132,4 +133,13 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         {"pass_rate": float, "mean_score": float}
     )
     out.index.name = "evaluator"
+    judge = df.attrs.get("evalkit", {}).get("judge") or {}
+    if judge.get("tokens"):
+        # Judged runs: what each LLM evaluator cost (cache hits cost nothing), and the run's total.
+        tokens = judge["tokens"]
+        out["prompt_tokens"] = [tokens.get(name, {}).get("prompt", 0) for name in out.index]
+        out["completion_tokens"] = [tokens.get(name, {}).get("completion", 0) for name in out.index]
+        if STATUS_ROW in out.index:
+            out.loc[STATUS_ROW, "prompt_tokens"] = judge.get("prompt_tokens", 0)
+            out.loc[STATUS_ROW, "completion_tokens"] = judge.get("completion_tokens", 0)
     return out
