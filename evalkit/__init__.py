@@ -23,6 +23,8 @@ _API = {
     "evaluate": ("evalkit.engine", "evaluate"),
     "save_results": ("evalkit.results", "save_results"),
     "summary": ("evalkit.summaries", "summary"),
+    "compare": ("evalkit.comparison", "compare"),
+    "read_run": ("evalkit.results_reader", "read_run"),
     "status_counts": ("evalkit.summaries", "status_counts"),
     "validate": ("evalkit.validation", "validate_document"),
     "judge_config": ("evalkit.models", "judge_config"),
@@ -40,9 +42,11 @@ __all__ = [
     "EvalkitWarning",
     "EvaluatorConfigError",
     "__version__",
+    "compare",
     "evaluate",
     "judge_config",
     "load",
+    "read_run",
     "save_results",
     "status_counts",
     "summary",
@@ -51,11 +55,13 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .comparison import compare
     from .documents import load, to_document
     from .engine import evaluate
     from .errors import DocumentError, EnvironmentConfigError, EvalkitError, EvaluatorConfigError
     from .models import judge_config
     from .results import save_results
+    from .results_reader import read_run
     from .summaries import status_counts, summary
     from .validation import validate_document as validate
     from .versions import EvalkitWarning

@@ -23,8 +23,15 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None 
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give what a plain open() would
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .documents import CASE_COLUMNS
 from .errors import EnvironmentConfigError
-from .evaluators.base import RESULT_COLUMNS, error_frame
+from .evaluators.base import RESULT_COLUMNS, error_frame, score_column
 from .evaluators.custom import CallableEvaluator
 from .evaluators.registry import resolve_evaluators
 from .judge_pool import JudgePool
@@ -266,7 +266,7 @@ def _attach(table: pd.DataFrame, key: str, parts: list[pd.DataFrame]) -> None:
     """
     n = len(table)
     for column in RESULT_COLUMNS:
-        target = key if column == "score" else f"{key}_{column}"
+        target = score_column(key) if column == "score" else f"{key}_{column}"
         sources = [(table.index.get_indexer(p.index), p[column].to_numpy()) for p in parts if len(p)]
         numeric = column == "threshold" or (
             column == "score" and all(v.dtype.kind in "fiu" for _, v in sources)

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .atomic import atomic_write
+from .evaluators.base import score_column
 
 __all__ = ["iter_score_collections", "save_results", "write_document"]
 
@@ -32,17 +33,11 @@ def iter_score_collections(df: pd.DataFrame, order=None) -> Iterator[dict]:
     columns = []
     for spec in scored:
         key = spec["key"]
-        names = (
-            f"{key}_result",
-            key,
-            f"{key}_threshold",
-            f"{key}_reason",
-            f"{key}_error",
-            f"{key}_code",
-            f"{key}_details",
-        )
-        values = [_python_values(df[key])] + [df[name].tolist() for name in names if name != key]
-        values.insert(1, values.pop(0))
+        values = [
+            df[f"{key}_result"].tolist(),
+            _python_values(df[score_column(key)]),
+            *(df[f"{key}_{part}"].tolist() for part in ("threshold", "reason", "error", "code", "details")),
+        ]
         if order is not None:
             values = [[v[i] for i in order] for v in values]
         thresholds = {t: _integral(t) for t in set(values[2]) if t == t} if spec["has_threshold"] else None

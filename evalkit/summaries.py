@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .evaluators.base import score_column
+
 #: Columns of the frame returned by :func:`summary`, in order.
 SUMMARY_COLUMNS = ("asked", "passed", "failed", "errored", "partial", "pass_rate", "mean_score")
 
@@ -36,7 +38,7 @@ def scored_evaluators(df: pd.DataFrame) -> list[dict[str, Any]]:
 
     Read from ``df.attrs["evalkit"]["scored"]``. Some pandas operations drop ``attrs``; when the list is
     missing altogether, evaluators are recovered from the columns (every ``K`` that has a ``K_result``
-    column), named by their key, so that a filtered or concatenated table still summarises and reports.
+    column and a score column), named by their key, so that a filtered or concatenated table still summarises and reports.
     """
     meta = df.attrs.get("evalkit") or {}
     scored = meta.get("scored") if isinstance(meta, dict) else None
@@ -45,8 +47,8 @@ def scored_evaluators(df: pd.DataFrame) -> list[dict[str, Any]]:
     found = []
     columns = set(map(str, df.columns))
     for col in map(str, df.columns):
-        if col.endswith("_result") and col[: -len("_result")] in columns:
-            key = col[: -len("_result")]
+        key = col[: -len("_result")]
+        if col.endswith("_result") and score_column(key) in columns:
             found.append({"name": key, "key": key, "score_field": key, "has_threshold": False})
     return found
 
@@ -104,8 +106,9 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
             asked_mask = np.zeros(len(df), dtype=bool)
             passed = failed = errored = 0
         mean = float("nan")
-        if key in df.columns and asked_mask.any():
-            values = numeric_scores(df[key])[asked_mask]
+        column = score_column(key)
+        if column in df.columns and asked_mask.any():
+            values = numeric_scores(df[column])[asked_mask]
             if not np.isnan(values).all():
                 mean = float(np.nanmean(values))
         rows[str(ev.get("name", key))] = {

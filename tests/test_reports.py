@@ -67,7 +67,7 @@ def scored_table() -> pd.DataFrame:
             "exactMatch_code": [None, "EVALUATOR_ERROR", None, None],
             "exactMatch_details": [None, None, {"matched": []}, None],
             # Citations: asked by rows 0 and 2 only.
-            "citations": [2.0, np.nan, 0.0, np.nan],
+            "citations_score": [2.0, np.nan, 0.0, np.nan],
             "citations_result": ["pass", None, "fail", None],
             "citations_threshold": [np.nan] * 4,
             "citations_reason": [None, None, "no citations", None],
@@ -155,7 +155,7 @@ def test_summary_numbers_by_hand():
 def test_summary_rate_is_nan_when_only_errors():
     df = scored_table()
     df["citations_result"] = ["error", None, "error", None]
-    df["citations"] = np.nan
+    df["citations_score"] = np.nan
     row = summary(df).loc["Citations"]
     assert (row["asked"], row["errored"]) == (2, 2)
     assert math.isnan(row["pass_rate"]) and math.isnan(row["mean_score"])

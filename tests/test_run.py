@@ -87,6 +87,17 @@ def test_demo_statuses_and_scores(demo_run):
     assert thread["tags"] == ["onboarding", "multi-turn"] and thread["conversation_id"] == "demo-onboarding-1"
 
 
+def test_recorded_citations_survive_the_citations_evaluator(demo_run):
+    """The Citations evaluator's output key is also an input column: its scores go to citations_score."""
+    _, out = demo_run
+    written = json.loads((out / "results.json").read_text())["items"]
+    source = json.loads(DEMO.read_text())["items"]
+    for before, after in zip(source, written):
+        assert after.get("citations") == before.get("citations")
+    scored = evalkit.evaluate(evalkit.load(DEMO), custom_dir=REPO / "custom-evaluators")
+    assert scored.loc[0, "citations"][0]["index"] == 1 and scored.loc[0, "citations_score"] == 1
+
+
 def test_demo_csv_has_custom_evaluators_under_their_folder_name(demo_run):
     import pandas as pd
 

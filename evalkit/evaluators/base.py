@@ -25,6 +25,19 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import pandas as pd
 
+#: Case-table columns that are inputs of the evaluators; an evaluator whose output key is one of them
+#: (the Citations evaluator's ``citations``) keeps its score in ``<key>_score`` instead.
+INPUT_COLUMNS = frozenset(
+    ("item", "turn", "thread", "prompt", "expected_response", "context", "response", "citations",
+     "retrieval_executions", "spans", "evaluators", "extensions", "source", "thread_source")
+)  # fmt: skip
+
+
+def score_column(key: str) -> str:
+    """The case-table column holding the scores of the evaluator with output key ``key``."""
+    return f"{key}_score" if key in INPUT_COLUMNS else key
+
+
 #: Error code of a row whose evaluator options are unusable (wrong type, missing, out of range).
 CONFIG_ERROR = "evaluatorConfigurationError"
 

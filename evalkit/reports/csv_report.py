@@ -13,6 +13,7 @@ import os
 import pandas as pd
 
 from evalkit.atomic import atomic_write
+from evalkit.evaluators.base import score_column
 from evalkit.summaries import scored_evaluators
 
 #: Leading columns of results.csv, in order; absent ones are written empty.
@@ -50,6 +51,14 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
     results.csv of the same evaluator set has the same header. Missing scores, thresholds and ``<NA>`` turns are
     empty cells. The write is vectorised (``DataFrame.to_csv``) and replaces ``path`` only once complete.
     """
-    flat = df.reindex(columns=csv_columns(df))  # absent columns come back all-NaN, i.e. empty cells
+    renamed = {
+        score_column(ev["key"]): ev["key"]
+        for ev in scored_evaluators(df)
+        if score_column(ev["key"]) != ev["key"]
+    }
+    source = (
+        df.drop(columns=list(renamed.values()), errors="ignore").rename(columns=renamed) if renamed else df
+    )
+    flat = source.reindex(columns=csv_columns(df))  # absent columns come back all-NaN, i.e. empty cells
     with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
         flat.to_csv(handle, index=False, lineterminator="\n")

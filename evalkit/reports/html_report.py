@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.atomic import atomic_write
+from evalkit.evaluators.base import score_column
 from evalkit.summaries import STATUS_ROW, STATUSES, numeric_scores, scored_evaluators, status_counts, summary
 
 #: Longest text (in characters) embedded per cell; longer ones are cut and end with :data:`ELLIPSIS`.
@@ -425,7 +426,7 @@ def _columns(df: pd.DataFrame, evaluators: list[dict[str, Any]], limit: int) -> 
     for k, ev in enumerate(evaluators):
         key = ev["key"]
         yield f"e{k}.result", _texts(df, f"{key}_result", WORD_LIMIT)
-        yield f"e{k}.score", _scores(df, key)
+        yield f"e{k}.score", _scores(df, score_column(key))
         if ev.get("has_threshold") and f"{key}_threshold" in df.columns:
             yield f"e{k}.threshold", _scores(df, f"{key}_threshold")
         yield f"e{k}.reason", _texts(df, f"{key}_reason", limit)

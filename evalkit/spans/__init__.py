@@ -1,0 +1,40 @@
+"""OpenTelemetry spans and AgentCore-compatible code-based (Lambda) evaluators.
+
+    from evalkit import spans
+    df = spans.load("traces/otlp.json")              # one row per span; OTLP JSON or CloudWatch JSONL
+    spans.sessions(df)                               # one row per session: traces, spans, tool calls
+    ev = spans.load_span_evaluator("schema_check")   # custom-evaluators/schema_check/schema_check.py
+    results = spans.evaluate_spans(df, [ev])         # AgentCore Evaluate-style result entries
+
+A span evaluator is a plain AWS Lambda handler, so the same file is deployed to AgentCore unchanged.
+"""
+
+from __future__ import annotations
+
+from .lambda_runner import (
+    DEFAULT_TIMEOUT,
+    LEVELS,
+    PAYLOAD_LIMIT,
+    SpanEvaluator,
+    evaluate_spans,
+    load_span_evaluator,
+    passing,
+    read_response,
+    results_frame,
+)
+from .loading import COLUMNS, load, sessions
+
+__all__ = [
+    "COLUMNS",
+    "DEFAULT_TIMEOUT",
+    "LEVELS",
+    "PAYLOAD_LIMIT",
+    "SpanEvaluator",
+    "evaluate_spans",
+    "load",
+    "load_span_evaluator",
+    "passing",
+    "read_response",
+    "results_frame",
+    "sessions",
+]
