@@ -1,0 +1,270 @@
+"""ToolResponseSchema: an Amazon Bedrock AgentCore code-based evaluator (TRACE level) for tool outputs.
+
+Deploy this file to AWS Lambda unchanged (handler ``tool_response_schema.lambda_handler``): it uses the
+standard library only and writes no files. AgentCore sends the whole session's spans; this evaluator keeps
+the spans of the target trace (``evaluationTarget.traceIds[0]``) and checks what every tool returned, so a
+contract change, parsing bug or upstream outage is caught at the tool boundary, before the agent weaves bad
+data into an answer.
+
+Tool spans: the span name starts with ``execute_tool ``, or the span has ``gen_ai.tool.name``, or
+``traceloop.span.kind`` is ``tool``. Tool name: the first of ``gen_ai.tool.name``, ``tool.name``,
+``traceloop.entity.name``, else the span name without ``execute_tool ``. Tool output: the first of
+``gen_ai.tool.call.result``, ``traceloop.entity.output``, ``tool.output``, ``tool.result``, ``output.value``,
+``gen_ai.tool.output`` (non-string values are serialised as JSON).
+
+Checks per tool span:
+
+- ``get_stock_data*``: the output holds a ticker (``\\b[A-Z]{1,5}\\b``) and a price
+  (``\\$\\s?\\d{1,6}(?:[.,]\\d{1,4})?``) or a percentage. A JSON object output also passes when it has a
+  ticker-like ``symbol``/``ticker`` field and a positive number under a key containing ``price`` or ``close``
+  (structured outputs carry no ``$`` sign).
+- ``search_news*``: at least 80 characters and more than one sentence (sentences end at ``.``, ``!`` or
+  ``?`` followed by white space, or at a line break; a sentence must contain a letter).
+- any other tool: a non-empty output (``null``, ``{}``, ``[]`` and ``""`` count as empty).
+- any tool whose span status is ERROR fails, whatever it returned.
+
+Result: no tool spans in the trace gives ``SKIPPED`` 1.0; otherwise value = passed / total, label ``PASS``
+(all pass), ``PARTIAL`` (some) or ``FAIL`` (none); the explanation names each failing span (span id, tool,
+reason). A malformed event gives ``{"errorCode": "InvalidInput", "errorMessage": ...}``; the handler never
+raises.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+EVALUATION_LEVEL = "TRACE"
+
+MAX_EXPLANATION = 2048
+TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name", "traceloop.entity.name")
+TOOL_OUTPUT_KEYS = (
+    "gen_ai.tool.call.result",
+    "traceloop.entity.output",
+    "tool.output",
+    "tool.result",
+    "output.value",
+    "gen_ai.tool.output",
+)
+TICKER = re.compile(r"\b[A-Z]{1,5}\b")
+PRICE = re.compile(r"\$\s?\d{1,6}(?:[.,]\d{1,4})?")
+PERCENT = re.compile(r"\d(?:[.,]\d+)?\s?%")
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+MIN_NEWS_CHARS = 80
+EMPTY_OUTPUTS = {"", "null", "none", "{}", "[]", '""', "''"}
+
+
+def lambda_handler(event, context):
+    """AgentCore entry point: score the tool outputs of the target trace."""
+    try:
+        return _evaluate(event)
+    except Exception as exc:  # never raise: AgentCore records an error result instead
+        return {"errorCode": "InternalError", "errorMessage": f"{type(exc).__name__}: {exc}"[:1024]}
+
+
+def _evaluate(event) -> dict:
+    spans, trace_id, problem = _read_event(event)
+    if problem:
+        return {"errorCode": "InvalidInput", "errorMessage": problem}
+    in_trace = [span for span in spans if _trace_key(span.get("traceId")) == _trace_key(trace_id)]
+    results = []
+    for span in in_trace:
+        attrs = _attributes(span)
+        if not _is_tool_span(span, attrs):
+            continue
+        tool = _tool_name(span, attrs)
+        reason = check_tool_output(tool, _tool_output(attrs), _status_is_error(span))
+        results.append((str(span.get("spanId") or "?"), tool, reason))
+    if not results:
+        where = f"{len(in_trace)} span(s)" if in_trace else "no spans"
+        return {
+            "label": "SKIPPED",
+            "value": 1.0,
+            "explanation": f"No tool spans in trace {trace_id} ({where} in the trace); nothing to validate.",
+        }
+    failures = [(span_id, tool, reason) for span_id, tool, reason in results if reason]
+    passed = len(results) - len(failures)
+    label = "PASS" if not failures else ("FAIL" if passed == 0 else "PARTIAL")
+    head = f"{passed}/{len(results)} tool output(s) valid in trace {trace_id}."
+    if not failures:
+        tools = ", ".join(sorted({tool for _, tool, _ in results}))
+        return {"label": label, "value": 1.0, "explanation": f"{head} Tools: {tools}."}
+    parts = [f"span {span_id} {tool}: {reason}" for span_id, tool, reason in failures]
+    return {
+        "label": label,
+        "value": round(passed / len(results), 4),
+        "explanation": _join_limited(head + " Failing: ", parts),
+    }
+
+
+def check_tool_output(tool: str, output: str | None, errored: bool = False) -> str:
+    """Why the output of ``tool`` is invalid, or ``""`` when it passes the check for its tool family."""
+    if errored:
+        return "span status is ERROR"
+    text = (output or "").strip()
+    if text.lower() in EMPTY_OUTPUTS:
+        return "empty output" if output is not None else "no output recorded"
+    name = tool.lower()
+    if name.startswith("get_stock_data"):
+        return _check_stock_data(text)
+    if name.startswith("search_news"):
+        return _check_news(text)
+    return ""
+
+
+def _check_stock_data(text: str) -> str:
+    if _structured_quote(text):
+        return ""
+    missing = []
+    if not TICKER.search(text):
+        missing.append("no ticker symbol")
+    if not (PRICE.search(text) or PERCENT.search(text)):
+        missing.append("no price ($ amount) or percentage")
+    return " and ".join(missing)
+
+
+def _structured_quote(text: str) -> bool:
+    """A JSON object with a ticker-like symbol and a positive price, e.g. {"symbol": "AAPL", "price": 1}."""
+    if not text.startswith("{"):
+        return False
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    if not isinstance(data, dict):
+        return False
+    symbol = data.get("symbol", data.get("ticker"))
+    if not (isinstance(symbol, str) and re.fullmatch(r"[A-Z]{1,5}(?:\.[A-Z]{1,2})?", symbol)):
+        return False
+    for key, value in data.items():
+        lowered = str(key).lower()
+        if ("price" in lowered or "close" in lowered) and _positive_number(value):
+            return True
+    return False
+
+
+def _positive_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def _check_news(text: str) -> str:
+    problems = []
+    if len(text) < MIN_NEWS_CHARS:
+        problems.append(f"only {len(text)} characters (at least {MIN_NEWS_CHARS} expected)")
+    sentences = [part for part in SENTENCE_BREAK.split(text) if re.search(r"[^\W\d_]", part)]
+    if len(sentences) < 2:
+        problems.append("a single sentence (more than one expected)")
+    return " and ".join(problems)
+
+
+# --- span helpers (kept in this file so the Lambda stays self-contained) ---------------------------------
+
+
+def _read_event(event) -> tuple[list[dict], str, str]:
+    """(spans, target trace id, problem); ``problem`` is non-empty when the event is malformed."""
+    if not isinstance(event, dict):
+        return [], "", f"event must be a JSON object, got {type(event).__name__}"
+    evaluation_input = event.get("evaluationInput")
+    if not isinstance(evaluation_input, dict):
+        return [], "", "evaluationInput must be an object holding sessionSpans"
+    spans = evaluation_input.get("sessionSpans")
+    if not isinstance(spans, list):
+        return [], "", "evaluationInput.sessionSpans must be a list of span documents"
+    target = event.get("evaluationTarget")
+    trace_ids = target.get("traceIds") if isinstance(target, dict) else None
+    if (
+        not isinstance(trace_ids, list)
+        or not trace_ids
+        or not isinstance(trace_ids[0], str)
+        or not trace_ids[0]
+    ):
+        level = event.get("evaluationLevel")
+        return (
+            [],
+            "",
+            (
+                "evaluationTarget.traceIds must name the trace to score; this evaluator works at TRACE level "
+                f"(event evaluationLevel: {level!r})"
+            ),
+        )
+    return [span for span in spans if isinstance(span, dict)], trace_ids[0], ""
+
+
+def _attributes(item) -> dict:
+    """Span or event attributes as a dict; OTLP JSON key/value lists are flattened."""
+    raw = item.get("attributes") if isinstance(item, dict) else None
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, list):
+        return {
+            entry["key"]: _otlp_value(entry.get("value"))
+            for entry in raw
+            if isinstance(entry, dict) and isinstance(entry.get("key"), str)
+        }
+    return {}
+
+
+def _otlp_value(value):
+    if not isinstance(value, dict):
+        return value
+    for key in ("stringValue", "boolValue", "doubleValue", "intValue", "bytesValue"):
+        if key in value:
+            return value[key]
+    if isinstance(value.get("arrayValue"), dict):
+        return [_otlp_value(v) for v in value["arrayValue"].get("values") or []]
+    if isinstance(value.get("kvlistValue"), dict):
+        return _attributes({"attributes": value["kvlistValue"].get("values") or []})
+    return None
+
+
+def _trace_key(value) -> str:
+    """Trace ids compared case-insensitively, X-Ray form ``1-5759e988-bd86...`` folded to 32 hex digits."""
+    text = str(value or "").strip().lower()
+    if re.fullmatch(r"1-[0-9a-f]{8}-[0-9a-f]{24}", text):
+        text = text[2:]
+    return text.replace("-", "")
+
+
+def _is_tool_span(span: dict, attrs: dict) -> bool:
+    name = span.get("name")
+    return (
+        (isinstance(name, str) and name.startswith("execute_tool "))
+        or bool(attrs.get("gen_ai.tool.name"))
+        or str(attrs.get("traceloop.span.kind", "")).lower() == "tool"
+    )
+
+
+def _tool_name(span: dict, attrs: dict) -> str:
+    for key in TOOL_NAME_KEYS:
+        value = attrs.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    name = str(span.get("name") or "")
+    return name[len("execute_tool ") :].strip() if name.startswith("execute_tool ") else name.strip() or "?"
+
+
+def _tool_output(attrs: dict) -> str | None:
+    for key in TOOL_OUTPUT_KEYS:
+        if key in attrs and attrs[key] is not None:
+            value = attrs[key]
+            return value if isinstance(value, str) else json.dumps(value, default=str)
+    return None
+
+
+def _status_is_error(span: dict) -> bool:
+    status = span.get("status")
+    code = status.get("code") if isinstance(status, dict) else status
+    return str(code).upper() in {"ERROR", "STATUS_CODE_ERROR", "2"}
+
+
+def _join_limited(head: str, parts: list[str], sep: str = "; ") -> str:
+    """``head`` + ``parts`` joined, cut at whole parts so the result stays under the 2048-character limit."""
+    text = head
+    for i, part in enumerate(parts):
+        piece = (sep if i else "") + part
+        rest = len(parts) - i - 1
+        reserve = len(f"; ... and {rest} more") if rest else 0
+        if len(text) + len(piece) + reserve > MAX_EXPLANATION - 40:
+            return text + f"; ... and {len(parts) - i} more"
+        text += piece
+    return text[:MAX_EXPLANATION]

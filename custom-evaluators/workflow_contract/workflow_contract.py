@@ -1,0 +1,246 @@
+"""WorkflowContract: an Amazon Bedrock AgentCore code-based evaluator (SESSION level) for tool-call order.
+
+Deploy this file to AWS Lambda unchanged (handler ``workflow_contract.lambda_handler``): standard library
+only, no file writes. The market-intelligence agent must identify the broker before it touches the broker's
+profile, and only then fetch market data or news; this evaluator rebuilds the session's tool calls and
+checks that contract deterministically.
+
+Tool calls: every tool span of the session (name starts with ``execute_tool ``, or ``gen_ai.tool.name``,
+or ``traceloop.span.kind == "tool"``), ordered by ``startTimeUnixNano`` (then end time, then position in
+the payload; a span without a start time sorts first). Tool name: the first of ``gen_ai.tool.name``,
+``tool.name``, ``traceloop.entity.name``, else the span name without ``execute_tool ``. A namespaced name
+such as ``market-tools___get_stock_data`` (AgentCore Gateway) also matches ``get_stock_data``.
+
+Contract: ordered groups of tools (``DEFAULT_GROUPS``), overridable with the environment variable
+``WORKFLOW_GROUPS`` holding a JSON list of lists of tool names (a bare string is a one-tool group). A group
+is satisfied when any of its tools was called. Order: the first call of each satisfied group must come
+after the first call of the previous satisfied group (a missing group is reported as missing, not as an
+order violation of the groups around it). Because the check runs against the latest first call of all
+earlier satisfied groups, market data fetched before the broker was identified is a violation even when the
+profile step in between was itself out of order.
+
+Value = in-order satisfied groups / groups, where a satisfied group whose first call comes before the
+previous satisfied group's first call does not count. With every group in order this is the seed's
+"satisfied groups / groups"; an order violation always lowers the score, so a run that touches the profile
+before identifying the broker never scores like a compliant one. Labels: ``PASS`` 1.0 (all groups, in
+order); ``OUT_OF_ORDER`` (all groups called, at least one violation; value < 1, at least 1 / groups);
+``PARTIAL`` (some groups missing; violations among the present ones lower the value too); ``FAIL`` 0.0 (no
+group satisfied, including sessions without tool calls). A malformed event gives ``InvalidInput``, a bad
+``WORKFLOW_GROUPS`` gives ``InvalidConfiguration``; the handler never raises.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+EVALUATION_LEVEL = "SESSION"
+
+MAX_EXPLANATION = 2048
+DEFAULT_GROUPS: list[list[str]] = [
+    ["identify_broker"],
+    [
+        "get_broker_profile",
+        "update_broker_profile",
+        "get_broker_financial_profile",
+        "update_broker_financial_interests",
+    ],
+    ["get_stock_data", "search_news", "get_market_overview", "get_sector_data"],
+]
+TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name", "traceloop.entity.name")
+NAMESPACE_SEPARATOR = re.compile(r"^.*(?:___|/|:)")
+
+
+def lambda_handler(event, context):
+    """AgentCore entry point: check the session's tool calls against the ordered workflow groups."""
+    try:
+        return _evaluate(event)
+    except Exception as exc:  # never raise: AgentCore records an error result instead
+        return {"errorCode": "InternalError", "errorMessage": f"{type(exc).__name__}: {exc}"[:1024]}
+
+
+def workflow_groups() -> list[list[str]]:
+    """The contract: ``$WORKFLOW_GROUPS`` (JSON list of lists of tool names) or ``DEFAULT_GROUPS``."""
+    raw = os.environ.get("WORKFLOW_GROUPS", "").strip()
+    if not raw:
+        return [list(group) for group in DEFAULT_GROUPS]
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"WORKFLOW_GROUPS is not valid JSON: {exc}") from None
+    if not isinstance(data, list) or not data:
+        raise ValueError("WORKFLOW_GROUPS must be a non-empty JSON list of lists of tool names")
+    groups = []
+    for i, group in enumerate(data, start=1):
+        members = [group] if isinstance(group, str) else group
+        if (
+            not isinstance(members, list)
+            or not members
+            or not all(isinstance(name, str) and name.strip() for name in members)
+        ):
+            raise ValueError(
+                f"WORKFLOW_GROUPS group {i} must be a non-empty list of tool names, got {group!r}"
+            )
+        groups.append([name.strip() for name in members])
+    return groups
+
+
+def _evaluate(event) -> dict:
+    spans, problem = _read_event(event)
+    if problem:
+        return {"errorCode": "InvalidInput", "errorMessage": problem}
+    try:
+        groups = workflow_groups()
+    except ValueError as exc:
+        return {"errorCode": "InvalidConfiguration", "errorMessage": str(exc)}
+    calls = tool_calls(spans)
+    return score(groups, calls)
+
+
+def tool_calls(spans: list[dict]) -> list[tuple[str, str]]:
+    """(tool name, span id) of every tool span, in start-time order."""
+    keyed = []
+    for index, span in enumerate(spans):
+        attrs = _attributes(span)
+        if _is_tool_span(span, attrs):
+            start = _as_int(span.get("startTimeUnixNano"))
+            end = _as_int(span.get("endTimeUnixNano"))
+            order = (start if start is not None else -1, end if end is not None else -1, index)
+            keyed.append((order, _tool_name(span, attrs), str(span.get("spanId") or "?")))
+    keyed.sort(key=lambda item: item[0])
+    return [(name, span_id) for _, name, span_id in keyed]
+
+
+def score(groups: list[list[str]], calls: list[tuple[str, str]]) -> dict:
+    """The result for ``calls`` (ordered (tool, span id)) against the ordered ``groups``."""
+    firsts: list[tuple[int, str, str] | None] = []
+    for group in groups:
+        wanted = set(group)
+        first = next(
+            ((i, name, span_id) for i, (name, span_id) in enumerate(calls) if _base_name(name, wanted)),
+            None,
+        )
+        firsts.append(first)
+
+    missing, violations, counted = [], [], 0
+    latest = None  # (group number, first call) of the earlier satisfied group whose first call is latest
+    for number, (group, first) in enumerate(zip(groups, firsts), start=1):
+        if first is None:
+            missing.append(f"group {number} (one of: {', '.join(group)})")
+            continue
+        if latest is not None and first[0] < latest[1][0]:
+            before_number, before = latest
+            violations.append(
+                f"group {number} {first[1]} (call #{first[0] + 1}, span {first[2]}) came before group "
+                f"{before_number} {before[1]} (call #{before[0] + 1}, span {before[2]})"
+            )
+        else:
+            counted += 1
+            latest = (number, first)
+
+    satisfied = len(groups) - len(missing)
+    value = round(counted / len(groups), 4)
+    if satisfied == 0:
+        label = "FAIL"
+    elif missing:
+        label = "PARTIAL"
+    elif violations:
+        label = "OUT_OF_ORDER"
+    else:
+        label = "PASS"
+    sequence = " -> ".join(name for name, _ in calls[:12]) + (" -> ..." if len(calls) > 12 else "")
+    head = (
+        f"{satisfied}/{len(groups)} workflow group(s) satisfied, {counted} in order, "
+        f"over {len(calls)} tool call(s)"
+    )
+    parts = []
+    if missing:
+        parts.append("missing: " + "; ".join(missing))
+    if violations:
+        parts.append("order violations: " + "; ".join(violations))
+    parts.append(f"calls: {sequence}" if calls else "no tool calls in the session")
+    return {"label": label, "value": value, "explanation": _clip(head + ". " + ". ".join(parts) + ".")}
+
+
+def _base_name(name: str, wanted: set[str]) -> bool:
+    """``name`` is one of ``wanted``, directly or after a ``namespace___`` / ``ns/`` / ``ns:`` prefix."""
+    return name in wanted or NAMESPACE_SEPARATOR.sub("", name) in wanted
+
+
+# --- span helpers (kept in this file so the Lambda stays self-contained) ---------------------------------
+
+
+def _read_event(event) -> tuple[list[dict], str]:
+    """(spans, problem); ``problem`` is non-empty when the event is malformed."""
+    if not isinstance(event, dict):
+        return [], f"event must be a JSON object, got {type(event).__name__}"
+    evaluation_input = event.get("evaluationInput")
+    if not isinstance(evaluation_input, dict):
+        return [], "evaluationInput must be an object holding sessionSpans"
+    spans = evaluation_input.get("sessionSpans")
+    if not isinstance(spans, list):
+        return [], "evaluationInput.sessionSpans must be a list of span documents"
+    return [span for span in spans if isinstance(span, dict)], ""
+
+
+def _attributes(item) -> dict:
+    """Span or event attributes as a dict; OTLP JSON key/value lists are flattened."""
+    raw = item.get("attributes") if isinstance(item, dict) else None
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, list):
+        return {
+            entry["key"]: _otlp_value(entry.get("value"))
+            for entry in raw
+            if isinstance(entry, dict) and isinstance(entry.get("key"), str)
+        }
+    return {}
+
+
+def _otlp_value(value):
+    if not isinstance(value, dict):
+        return value
+    for key in ("stringValue", "boolValue", "doubleValue", "intValue", "bytesValue"):
+        if key in value:
+            return value[key]
+    if isinstance(value.get("arrayValue"), dict):
+        return [_otlp_value(v) for v in value["arrayValue"].get("values") or []]
+    if isinstance(value.get("kvlistValue"), dict):
+        return _attributes({"attributes": value["kvlistValue"].get("values") or []})
+    return None
+
+
+def _as_int(value) -> int | None:
+    """Nanosecond timestamps arrive as numbers or (OTLP JSON) as decimal strings."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value == value:
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _is_tool_span(span: dict, attrs: dict) -> bool:
+    name = span.get("name")
+    return (
+        (isinstance(name, str) and name.startswith("execute_tool "))
+        or bool(attrs.get("gen_ai.tool.name"))
+        or str(attrs.get("traceloop.span.kind", "")).lower() == "tool"
+    )
+
+
+def _tool_name(span: dict, attrs: dict) -> str:
+    for key in TOOL_NAME_KEYS:
+        value = attrs.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    name = str(span.get("name") or "")
+    return name[len("execute_tool ") :].strip() if name.startswith("execute_tool ") else name.strip() or "?"
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_EXPLANATION else text[: MAX_EXPLANATION - 3] + "..."
