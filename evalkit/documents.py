@@ -33,6 +33,7 @@ CASE_COLUMNS = (
     "response",
     "citations",
     "retrieval_executions",
+    "tool_calls",
     "spans",
     "evaluators",
     "extensions",
@@ -99,6 +100,7 @@ def _case_table(data: dict, source: str) -> pd.DataFrame:
         "retrieval_executions": [
             (e.get("diagnostics") or {}).get("retrieval_executions") or [] for e in entries
         ],
+        "tool_calls": [(e.get("diagnostics") or {}).get("tool_calls") for e in entries],
         "spans": [[] for _ in entries],
         "evaluators": [
             resolve_row_evaluators(defaults, e.get("evaluators"), e.get("evaluators_mode", "extend"))
@@ -152,6 +154,7 @@ def iter_items(df: pd.DataFrame) -> Iterator[dict]:
         column("turn"),
         *(column(c) for c in ("prompt", "expected_response", "context", "response", "citations")),
         column("retrieval_executions"),
+        column("tool_calls"),
         column("extensions"),
         column("source"),
         column("thread_source"),
@@ -171,6 +174,7 @@ def iter_items(df: pd.DataFrame) -> Iterator[dict]:
         response,
         citations,
         executions,
+        calls,
         ext,
         src,
         tsrc,
@@ -187,10 +191,12 @@ def iter_items(df: pd.DataFrame) -> Iterator[dict]:
         if isinstance(response, str):
             entry["response"] = response
         _put_list(entry, src, "citations", citations)
-        if executions or "diagnostics" in entry:
+        if executions or isinstance(calls, dict) or "diagnostics" in entry:
             diagnostics = dict(entry.get("diagnostics") or {})
             if executions:
                 diagnostics["retrieval_executions"] = executions
+            if isinstance(calls, dict):
+                diagnostics["tool_calls"] = calls
             entry["diagnostics"] = diagnostics
         if ext or "extensions" in entry:
             entry["extensions"] = ext

@@ -182,6 +182,8 @@ def _complete(table: pd.DataFrame) -> pd.DataFrame:
     for column in ("citations", "retrieval_executions", "spans"):
         if column not in table.columns:
             table[column] = [[] for _ in range(n)]
+    if "tool_calls" not in table.columns:
+        table["tool_calls"] = None
     if "item" not in table.columns:
         table["item"] = np.arange(n)
     if "turn" not in table.columns:

@@ -48,9 +48,9 @@ def test_case_table_columns_and_inputs(tmp_path):
         ],
     }
     df = evalkit.load(doc)
-    assert list(df.columns[:12]) == [
+    assert list(df.columns[:13]) == [
         "item", "turn", "thread", "prompt", "expected_response", "context", "response",
-        "citations", "retrieval_executions", "spans", "evaluators", "extensions",
+        "citations", "retrieval_executions", "tool_calls", "spans", "evaluators", "extensions",
     ]  # fmt: skip
     assert df.loc[0, "expected_response"] == "" and df.loc[0, "context"] == ""
     assert df.loc[1, "response"] is None

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 #: (the Citations evaluator's ``citations``) keeps its score in ``<key>_score`` instead.
 INPUT_COLUMNS = frozenset(
     ("item", "turn", "thread", "prompt", "expected_response", "context", "response", "citations",
-     "retrieval_executions", "spans", "evaluators", "extensions", "source", "thread_source")
+     "retrieval_executions", "tool_calls", "spans", "evaluators", "extensions", "source", "thread_source")
 )  # fmt: skip
 
 
