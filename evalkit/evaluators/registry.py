@@ -120,8 +120,9 @@ def builtin(name: str):
     """A fresh instance of the built-in evaluator ``name``."""
     from .retrieval import RETRIEVAL_EVALUATORS
     from .text import TEXT_EVALUATORS
+    from .toolcalls import TOOLCALL_EVALUATORS
 
-    table = {**TEXT_EVALUATORS, **RETRIEVAL_EVALUATORS}
+    table = {**TEXT_EVALUATORS, **RETRIEVAL_EVALUATORS, **TOOLCALL_EVALUATORS}
     if name in table:
         return table[name]()
     if name in LLM_BUILTINS:
