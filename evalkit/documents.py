@@ -111,6 +111,14 @@ def _case_table(data: dict, source: str) -> pd.DataFrame:
         "thread_source": thread_sources,
     }
     frame = pd.DataFrame(columns, columns=list(CASE_COLUMNS))
+    if "default_allowed_tools" in root or any("allowed_tools" in e for e in entries):
+        from .evaluators.toolcalls import resolve_allowed_tools
+
+        default = root.get("default_allowed_tools")
+        frame["allowed_tools"] = [
+            resolve_allowed_tools(default, e.get("allowed_tools"), e.get("allowed_tools_mode", "extend"))
+            for e in entries
+        ]
     frame.attrs["evalkit"] = {"document": root, "source": source}
     return frame
 

@@ -39,6 +39,7 @@ def evaluate(
     cache: Any = True,
     judge_timeout: float = 120.0,
     judge_attempts: int = 5,
+    agent: Any = None,
     progress: bool | None = None,
 ) -> pd.DataFrame:
     """Score a case table and return a new one with result columns, ``status`` and ``error``.
@@ -55,6 +56,9 @@ def evaluate(
             ``JudgeCache``.
         judge_timeout: seconds one judge call may take before it counts as timed out.
         judge_attempts: tries per judge call for 429s, 5xx, timeouts and connection errors.
+        agent: the agent under test (a callable ``fn(prompt, history)``, ``"file.py:function"``,
+            ``"package.module:function"`` or an OpenAI-compatible ``http(s)://`` endpoint); every row is sent to
+            it first, and its answers, citations, retrieval executions and spans replace the recorded ones.
         progress: show a progress bar (default: when the run takes more than a moment).
     """
     quiet_llm_libraries()  # before custom evaluators or judges import promptflow / azure-ai-evaluation
@@ -77,6 +81,9 @@ def evaluate(
         cache,
     )
 
+    if agent is not None:
+        table = _run_agent(table, agent, concurrency)
+        rows = _Rows(table)  # the agent's answers are the inputs now
     scored_specs = []
     timings = {}
     work = {name: rows.asking(name, everywhere=name in adhoc) for name in resolved}
@@ -165,6 +172,24 @@ class _Rows:
 
     def select(self, mask: np.ndarray) -> pd.DataFrame:
         return self.inputs if mask.all() else self.inputs.loc[mask]
+
+
+def _run_agent(table: pd.DataFrame, agent: Any, concurrency: int) -> pd.DataFrame:
+    """Ask the agent (after configuration checks, before scoring); flag tool calls outside an allowlist."""
+    from .agents import run_agent
+    from .evaluators.toolcalls import tool_call_not_allowed
+
+    started = time.perf_counter()
+    answered = run_agent(table, agent, concurrency=concurrency)
+    answered.attrs = table.attrs
+    log.debug("agent: %d rows in %.2f s", len(answered), time.perf_counter() - started)
+    if "allowed_tools" in answered.columns:
+        for position, (spans, allowed) in enumerate(zip(answered["spans"], answered["allowed_tools"])):
+            refused = tool_call_not_allowed(spans, allowed) if spans else None
+            if refused:
+                answered.iloc[position, answered.columns.get_loc("error_code")] = "toolCallNotAllowed"
+                answered.iloc[position, answered.columns.get_loc("error_message")] = refused
+    return answered
 
 
 def _complete(table: pd.DataFrame) -> pd.DataFrame:

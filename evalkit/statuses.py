@@ -56,6 +56,9 @@ def apply_statuses(df: pd.DataFrame, keys: list[str]) -> None:
         if "error_message" in df.columns
         else np.full(n, None, dtype=object)
     )
+    refused = np.array([c == "toolCallNotAllowed" for c in prior_codes], dtype=bool)
+    for i in np.flatnonzero(refused):
+        status[i], codes[i], messages[i] = "error", prior_codes[i], prior_messages[i]
     for i in np.flatnonzero(~has_response):
         code = prior_codes[i]
         if isinstance(code, str) and code:

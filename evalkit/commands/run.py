@@ -34,6 +34,12 @@ def register(subparsers) -> None:
         default=8,
         help="most judge calls in flight at once (default 8)",
     )
+    parser.add_argument(
+        "--agent",
+        metavar="TARGET",
+        help="the agent under test: path/to/file.py:function, package.module:function, or an OpenAI-compatible "
+        "http(s):// endpoint (model from AGENT_MODEL or URL#model, key from AGENT_API_KEY)",
+    )
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the judge cache")
     parser.add_argument(
         "--judge-timeout", metavar="SECONDS", type=float, default=120.0, help="per judge call (default 120)"
@@ -85,6 +91,7 @@ def _run(args) -> int:
         concurrency=max(1, args.concurrency),
         cache=not args.no_cache,
         judge_timeout=args.judge_timeout,
+        agent=args.agent,
     )
     out = Path(args.out) if args.out else Path("results") / path.stem
     try:
@@ -108,6 +115,11 @@ def _run(args) -> int:
     print(f"Results: {paths['json']}")
     print(f"CSV:     {paths['csv']}")
     print(f"Report:  {paths['html']}")
+    if args.agent:
+        from ..agents import write_spans_jsonl
+
+        count = write_spans_jsonl(scored, out / "spans.jsonl")
+        print(f"Spans:   {out / 'spans.jsonl'} ({count} spans)")
     if args.fail_under is not None and rate < args.fail_under:
         print(
             f"Gate failed: pass rate {rate:.1%} is below --fail-under {args.fail_under:.1%}", file=sys.stderr
