@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# The main job on the bundled data: evaluate data/demo.json offline, with no credentials.
+# The main job on the bundled data, offline and with no credentials: the recorded demo, then the demo agent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# 1. Recorded answers: every deterministic built-in and the code-only custom evaluators.
 .venv/bin/evalkit run data/demo.json --out results/demo "$@"
+echo
+# 2. The bundled demo agent, asked live (offline, deterministic): answers, citations, retrieval and spans.
+.venv/bin/evalkit run data/agent_demo.json --agent data/demo_agent/agent.py:answer --out results/agent-demo "$@"
