@@ -177,12 +177,17 @@ class _Rows:
 def _run_agent(table: pd.DataFrame, agent: Any, concurrency: int) -> pd.DataFrame:
     """Ask the agent (after configuration checks, before scoring); flag tool calls outside an allowlist."""
     from .agents import run_agent
-    from .evaluators.toolcalls import tool_call_not_allowed
+    from .evaluators.toolcalls import tool_call_not_allowed, tool_calls_from_spans
 
     started = time.perf_counter()
     answered = run_agent(table, agent, concurrency=concurrency)
     answered.attrs = table.attrs
     log.debug("agent: %d rows in %.2f s", len(answered), time.perf_counter() - started)
+    # diagnostics.tool_calls from the captured spans, where the agent did not report them itself.
+    answered["tool_calls"] = [
+        calls if calls is not None or not spans else tool_calls_from_spans(spans)
+        for calls, spans in zip(answered["tool_calls"], answered["spans"])
+    ]
     if "allowed_tools" in answered.columns:
         for position, (spans, allowed) in enumerate(zip(answered["spans"], answered["allowed_tools"])):
             refused = tool_call_not_allowed(spans, allowed) if spans else None

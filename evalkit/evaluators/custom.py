@@ -230,7 +230,7 @@ class CustomJudge(LLMJudge):
             raise JudgeFailure(str(exc), exc.code) from None
 
 
-def load_custom(name: str, folder: Path, where: str = "") -> CustomEvaluator | CustomJudge:
+def load_custom(name: str, folder: Path, where: str = ""):
     """Import ``folder/<name>/<name>.py`` and return its evaluator, or raise ``EvaluatorConfigError``."""
     home = folder / name
     if not home.is_dir():
@@ -241,6 +241,12 @@ def load_custom(name: str, folder: Path, where: str = "") -> CustomEvaluator | C
             f"Custom evaluator '{name}' is missing required file '{name}.py' (looked for {module_path}). "
             f"Every evaluator folder must contain {name}.py; a {name}.prompty is needed only for LLM judges."
         )
+    if _defines_lambda_handler(module_path):
+        from ..spans import load_span_evaluator
+        from .span_docs import SpanDocumentEvaluator
+
+        log.debug("custom evaluator %r: %s (span evaluator)", name, module_path)
+        return SpanDocumentEvaluator(load_span_evaluator(name, folder))
     is_llm = (home / f"{name}.prompty").is_file()
     log.debug("custom evaluator %r: %s (%s)", name, module_path, "LLM judge" if is_llm else "code-only")
     started = time.perf_counter()
@@ -257,6 +263,15 @@ def load_custom(name: str, folder: Path, where: str = "") -> CustomEvaluator | C
         return CustomJudge(name, home, cls)
     _warn_missing_prompty(name, module_path)
     return CustomEvaluator(name, home, cls)
+
+
+def _defines_lambda_handler(path: Path) -> bool:
+    """An AgentCore-style span evaluator: a module-level ``def lambda_handler(``."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(r"^def lambda_handler\(", text, re.MULTILINE) is not None
 
 
 def _unknown_message(name: str, folder: Path, where: str) -> str:

@@ -565,6 +565,11 @@ def _drop_duplicates(docs: list, wheres: list, problems: list) -> list:
     return keep
 
 
+def from_documents(documents: list[dict], source: str = "<captured spans>") -> pd.DataFrame:
+    """The spans frame of flat span documents already in memory (for example an agent's captured spans)."""
+    return _frame(list(documents), [], source)
+
+
 def _frame(docs: list[dict], problems: list, source: str) -> pd.DataFrame:
     """The span frame, built column by column from the canonical documents."""
     order = sorted(range(len(docs)), key=[d["startTimeUnixNano"] for d in docs].__getitem__)

@@ -1,0 +1,88 @@
+"""Span evaluators named in an eval document's evaluator map.
+
+A custom evaluator folder whose module defines ``lambda_handler(event, context)`` is an AgentCore-style span
+evaluator. Named in a document, it runs on the spans the agent emitted while answering each row (captured by
+``evalkit run --agent``): one call per session, trace or tool-call span of that row, as its level says. The row's
+score is the lowest ``value`` of those calls, and it passes when that meets the threshold (default 1.0);
+the reason lists each call's label and explanation. A call that errors, or returns a label without a value,
+makes the row's result an error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import result_frame
+
+NO_SPANS = (
+    "no spans were captured for this item: span evaluators read the agent's OpenTelemetry spans, so run the "
+    "document with an agent (evalkit run DOC --agent TARGET)"
+)
+
+
+class SpanDocumentEvaluator:
+    """Adapts a Lambda-style span evaluator to the column-wise evaluator protocol."""
+
+    has_threshold = True
+    requires: tuple[str, ...] = ()
+    is_llm = False
+
+    def __init__(self, evaluator):
+        self.evaluator = evaluator
+        self.name = self.key = self.score_field = evaluator.name
+
+    def score(self, rows, configs: list[dict]):
+        from ..spans import evaluate_spans
+        from ..spans.loading import from_documents
+
+        n = len(rows)
+        scores = np.full(n, np.nan)
+        thresholds = np.array([float(c.get("threshold", 1.0)) for c in configs])
+        reasons, errors, codes = [None] * n, [None] * n, [None] * n
+        spans_column = rows["spans"].tolist() if "spans" in rows else [[]] * n
+        for i, (spans, config) in enumerate(zip(spans_column, configs)):
+            if not spans:
+                errors[i], codes[i] = NO_SPANS, "evaluatorConfigurationError"
+                continue
+            level = (config.get("options") or {}).get("level")
+            try:
+                evaluator = self.evaluator.with_level(level) if level else self.evaluator
+                results = evaluate_spans(from_documents(spans), [evaluator])
+            except Exception as exc:  # noqa: BLE001 - a bad level or broken spans: this row's error
+                errors[i], codes[i] = f"{type(exc).__name__}: {exc}", "evaluatorError"
+                continue
+            scores[i], reasons[i], errors[i], codes[i] = _combine(results, evaluator.level)
+        result = np.where(scores >= thresholds, "pass", "fail").astype(object)
+        result[[e is not None for e in errors]] = "error"
+        return result_frame(
+            rows.index,
+            score=scores,
+            result=result,
+            threshold=thresholds,
+            reason=reasons,
+            error=errors,
+            code=codes,
+        )
+
+
+def _combine(results: list[dict], level: str):
+    """(score, reason, error, code) of one row from its span-evaluation results."""
+    if not results:
+        return np.nan, None, f"nothing to evaluate at level {level} in this item's spans", "evaluatorError"
+    failed = [r for r in results if "errorCode" in r]
+    if failed:
+        first = failed[0]
+        return np.nan, None, f"{first['errorCode']}: {first.get('errorMessage', '')}", "evaluatorError"
+    values = [r.get("value") for r in results]
+    if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in values):
+        label = next(r["label"] for r, v in zip(results, values) if not isinstance(v, (int, float)))
+        return (
+            np.nan,
+            None,
+            f"returned label {label!r} without a value to compare with the threshold",
+            ("invalidEvaluatorResult"),
+        )
+    reason = "; ".join(
+        f"{r['label']}: {r['explanation']}" if r.get("explanation") else r["label"] for r in results
+    )
+    return float(min(values)), reason[:2048], None, None
