@@ -21,6 +21,7 @@ _API = {
     "load": ("evalkit.documents", "load"),
     "to_document": ("evalkit.documents", "to_document"),
     "evaluate": ("evalkit.engine", "evaluate"),
+    "sample_judgments": ("evalkit.engine", "sample_judgments"),
     "save_results": ("evalkit.results", "save_results"),
     "summary": ("evalkit.summaries", "summary"),
     "compare": ("evalkit.comparison", "compare"),
@@ -47,6 +48,7 @@ __all__ = [
     "judge_config",
     "load",
     "read_run",
+    "sample_judgments",
     "save_results",
     "status_counts",
     "summary",
@@ -57,7 +59,7 @@ __all__ = [
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .comparison import compare
     from .documents import load, to_document
-    from .engine import evaluate
+    from .engine import evaluate, sample_judgments
     from .errors import DocumentError, EnvironmentConfigError, EvalkitError, EvaluatorConfigError
     from .models import judge_config
     from .results import save_results

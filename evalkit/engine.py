@@ -40,6 +40,7 @@ def evaluate(
     judge_timeout: float = 120.0,
     judge_attempts: int = 5,
     agent: Any = None,
+    sample: int = 0,
     progress: bool | None = None,
 ) -> pd.DataFrame:
     """Score a case table and return a new one with result columns, ``status`` and ``error``.
@@ -59,6 +60,8 @@ def evaluate(
         agent: the agent under test (a callable ``fn(prompt, history)``, ``"file.py:function"``,
             ``"package.module:function"`` or an OpenAI-compatible ``http(s)://`` endpoint); every row is sent to
             it first, and its answers, citations, retrieval executions and spans replace the recorded ones.
+        sample: which repeated judgment this run is (part of the judge cache key): runs with samples 0..k-1
+            judge every row k times independently (see ``sample_judgments``).
         progress: show a progress bar (default: when the run takes more than a moment).
     """
     quiet_llm_libraries()  # before custom evaluators or judges import promptflow / azure-ai-evaluation
@@ -79,6 +82,7 @@ def evaluate(
         model_config,
         JudgePool(concurrency, attempts=judge_attempts, timeout=judge_timeout, cache=None),
         cache,
+        sample,
     )
 
     if agent is not None:
@@ -334,7 +338,9 @@ class _JudgeRun:
         }
 
 
-def _prepare_judges(resolved: dict, model_config: dict | None, pool: JudgePool, cache) -> _JudgeRun | None:
+def _prepare_judges(
+    resolved: dict, model_config: dict | None, pool: JudgePool, cache, sample: int = 0
+) -> _JudgeRun | None:
     """Stop before any work when an LLM evaluator is asked for and no judge model is configured;
     otherwise give every LLM evaluator the model and the run's one judge pool."""
     llm = [name for name, ev in resolved.items() if getattr(ev, "is_llm", False)]
@@ -351,6 +357,7 @@ def _prepare_judges(resolved: dict, model_config: dict | None, pool: JudgePool, 
     for name in llm:
         resolved[name].model_config = config
         resolved[name].pool = pool
+        resolved[name].sample = sample
     return _JudgeRun(config, pool)
 
 
@@ -362,3 +369,11 @@ def _open_cache(cache):
     if cache is False or cache is None:
         return None
     return cache
+
+
+def sample_judgments(df: pd.DataFrame, k: int, **options) -> list[pd.DataFrame]:
+    """Judge every row ``k`` times (samples 0..k-1, each cached on its own): the material of judge-noise
+    measures (per-row spread, pass/fail flips, pass^k). ``options`` are those of ``evaluate``."""
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    return [evaluate(df, sample=index, **options) for index in range(k)]

@@ -294,3 +294,11 @@ def test_a_killed_run_resumes_without_repeating_completed_calls(model_server, tm
     repeated = model_server.request_count - 40
     # Only the calls in flight at the kill (at most the concurrency) may be asked again.
     assert 0 <= repeated <= 4
+
+
+def test_samples_are_cached_separately(model_server):
+    doc = evalkit.load(document(2, {"Relevance": {}}))
+    runs = evalkit.sample_judgments(doc, 3, model_config=openai_config(model_server), progress=False)
+    assert len(runs) == 3 and model_server.request_count == 6
+    evalkit.sample_judgments(doc, 3, model_config=openai_config(model_server), progress=False)
+    assert model_server.request_count == 6  # every judgment of the second round came from the cache

@@ -37,6 +37,7 @@ class LLMJudge:
         self.model_config: dict | None = None
         self.pool = None  # the run's JudgePool, set by the engine
         self.on_row_done: Callable[[], None] | None = None
+        self.sample = 0  # which of k repeated judgments this is; part of the cache key
         self.tokens = {"prompt": 0, "completion": 0}
 
     # What subclasses provide -----------------------------------------------------------------------
@@ -69,7 +70,8 @@ class LLMJudge:
             if not row["response"].strip():
                 errors[i], codes[i] = EMPTY_RESPONSE, "emptyAgentResponse"
                 continue
-            key = cache_key(evaluator=self.identity, model=model, inputs=self.cache_inputs(row, config))
+            inputs = self.cache_inputs(row, config)
+            key = cache_key(evaluator=self.identity, model=model, inputs=inputs, sample=self.sample)
             calls.append(Call(run=self.make_call(row, config), key=key, identity=self.identity))
             positions.append(i)
 
