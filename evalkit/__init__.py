@@ -25,6 +25,9 @@ _API = {
     "save_results": ("evalkit.results", "save_results"),
     "summary": ("evalkit.summaries", "summary"),
     "compare": ("evalkit.comparison", "compare"),
+    "calibrate": ("evalkit.calibration", "calibrate"),
+    "judge_noise": ("evalkit.calibration", "judge_noise"),
+    "Labels": ("evalkit.labels", "Labels"),
     "read_run": ("evalkit.results_reader", "read_run"),
     "status_counts": ("evalkit.summaries", "status_counts"),
     "validate": ("evalkit.validation", "validate_document"),
@@ -42,10 +45,13 @@ __all__ = [
     "EvalkitError",
     "EvalkitWarning",
     "EvaluatorConfigError",
+    "Labels",
     "__version__",
+    "calibrate",
     "compare",
     "evaluate",
     "judge_config",
+    "judge_noise",
     "load",
     "read_run",
     "sample_judgments",
@@ -57,10 +63,12 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .calibration import calibrate, judge_noise
     from .comparison import compare
     from .documents import load, to_document
     from .engine import evaluate, sample_judgments
     from .errors import DocumentError, EnvironmentConfigError, EvalkitError, EvaluatorConfigError
+    from .labels import Labels
     from .models import judge_config
     from .results import save_results
     from .results_reader import read_run
