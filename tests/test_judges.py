@@ -302,3 +302,13 @@ def test_samples_are_cached_separately(model_server):
     assert len(runs) == 3 and model_server.request_count == 6
     evalkit.sample_judgments(doc, 3, model_config=openai_config(model_server), progress=False)
     assert model_server.request_count == 6  # every judgment of the second round came from the cache
+
+
+def test_judge_noise_over_sampled_judgments(model_server):
+    doc = evalkit.load(document(4, {"Relevance": {}}))
+    runs = evalkit.sample_judgments(doc, 3, model_config=openai_config(model_server), progress=False)
+    noise = evalkit.judge_noise(runs, "relevance")
+    # The heuristic judge is deterministic: no spread, no flips, pass^k equals the single-sample pass rate.
+    assert (noise.rows["spread"] == 0).all() and not noise.rows["flip"].any()
+    row = noise.table.iloc[0]
+    assert row["flip_rate"] == 0 and row["pass_hat_k"] == row["pass_rate"]
