@@ -1,4 +1,4 @@
-"""The ``evalkit`` command line: ``run``, ``validate``, ``new``, ``cache``, ``compare``, ``spans``.
+"""The ``evalkit`` command line: ``run``, ``validate``, ``new``, ``cache``, ``compare``, ``report``, ``spans``.
 
 User mistakes print ``Error: ...`` with no traceback and exit with the code the mistake calls for:
 2 invalid input or evaluator configuration, 3 missing environment configuration.
@@ -12,14 +12,14 @@ import sys
 import warnings
 
 from . import __version__
-from .commands import cache, compare, new, run, spans, validate
+from .commands import cache, compare, new, report, run, spans, validate
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="evalkit", description="Evaluate LLM agents from eval documents.")
     parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (run, validate, new, cache, compare, spans):
+    for module in (run, validate, new, cache, compare, report, spans):
         module.register(subparsers)
     return parser
 

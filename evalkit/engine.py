@@ -329,6 +329,10 @@ class _JudgeRun:
         tokens = {name: dict(ev.tokens) for name, ev in resolved.items() if getattr(ev, "is_llm", False)}
         return {
             "model": describe(self.config),
+            "model_name": self.config.get("azure_deployment") or self.config.get("model"),
+            "prompt_hashes": {
+                name: ev.identity for name, ev in resolved.items() if getattr(ev, "is_llm", False)
+            },
             "calls": self.pool.calls_made,
             "cache_hits": self.pool.cache_hits,
             "throttled": self.pool.limit.cuts,

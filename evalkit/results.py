@@ -90,10 +90,24 @@ def _integral(value):
 def _metadata(df: pd.DataFrame, metadata: dict) -> dict:
     """The document's metadata plus when it was evaluated and, for judged runs, what judging cost."""
     metadata = {**metadata, "evaluatedAt": _now()}
+    metadata["extensions"] = {**(metadata.get("extensions") or {}), "dev.evalkit.run": _run_provenance(df)}
     judge = df.attrs.get("evalkit", {}).get("judge")
     if judge:
         metadata["extensions"] = {**(metadata.get("extensions") or {}), "dev.evalkit.judge": judge}
     return metadata
+
+
+def _run_provenance(df: pd.DataFrame) -> dict:
+    """What produced these results: the evalkit version and the sha256 of the document file, if any."""
+    import hashlib
+
+    from . import __version__
+
+    info = {"evalkit_version": __version__}
+    source = df.attrs.get("evalkit", {}).get("source")
+    if source and not str(source).startswith("<") and Path(source).is_file():
+        info["document_sha256"] = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+    return info
 
 
 def _now() -> str:
