@@ -3,7 +3,7 @@
     evalkit report results/candidate --baseline results/baseline --out report.html
 
 or, from Python, :func:`render_report`. The report is a notebook first: ``notebooks/report.ipynb`` (shipped
-inside the package as ``evalkit/notebooks/report.ipynb``, the same file) reads a saved run with
+inside the package as ``evalkit/templates/report.ipynb``, the same file) reads a saved run with
 :func:`evalkit.read_run` and displays what the functions here return: HTML strings (header, provenance, summary,
 failing items, comparison) and plotly figures (pass rates, status breakdown, score distributions, thread turns,
 deltas). Keeping the logic here keeps the notebook a few lines per section and the logic testable without a
@@ -860,12 +860,12 @@ def export_html(notebook: Any, title: str | None = None) -> str:
 
 
 def notebook_path() -> Path:
-    """The report notebook shipped in the package (``evalkit/notebooks/report.ipynb``).
+    """The report notebook shipped in the package (``evalkit/templates/report.ipynb``).
 
     The repository's ``notebooks/report.ipynb`` is the same file (a test keeps them identical): the package
     copy is what an installed evalkit has, the repository copy is what people open next to the quickstart.
     """
-    return Path(__file__).resolve().parent / "notebooks" / "report.ipynb"
+    return Path(__file__).resolve().parent / "templates" / "report.ipynb"
 
 
 def render_report(
@@ -896,7 +896,7 @@ def render_report(
     if not source.is_file():
         raise EvalkitError(
             f"the report notebook is missing from this installation ({source}); reinstall evalkit "
-            "(its package data must include notebooks/*.ipynb)"
+            "(its package data must include templates/*.ipynb)"
         )
     run_path = results_file(run_dir).resolve()
     base_path = results_file(baseline_dir).resolve() if baseline_dir is not None else None

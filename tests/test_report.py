@@ -308,7 +308,7 @@ def test_missing_kernel_is_an_environment_error(demo_runs, tmp_path):
 def test_packaged_notebook_is_the_repository_notebook():
     packaged, source = report.notebook_path(), REPO / "notebooks" / "report.ipynb"
     assert packaged.read_bytes() == source.read_bytes(), (
-        "evalkit/notebooks/report.ipynb must be a copy of notebooks/report.ipynb: copy it over after editing"
+        "evalkit/templates/report.ipynb must be a copy of notebooks/report.ipynb: copy it over after editing"
     )
     tags = [c.metadata.get("tags", []) for c in nbformat.read(source, as_version=4).cells]
     assert ["parameters"] in tags

@@ -1,0 +1,43 @@
+"""Notebook tools: a workbench for custom LLM judges, a labelling widget and styled result tables.
+
+    from evalkit.notebook import JudgeStudio, LabellingWidget, styled
+
+    studio = JudgeStudio("answer_quality", df=evalkit.load("data/demo.json"))
+    studio.sample(n=5)            # rows to try the judge on
+    studio.run()                  # one version: score and reason per row
+    studio.widget()               # the same model, edited through ipywidgets
+
+Every tool is a plain Python model first (usable and testable without a frontend); the widgets are a view
+over it. Nothing here imports pandas, ipywidgets or promptflow until it is used, so ``import evalkit`` and
+``import evalkit.notebook`` stay fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+_API = {
+    "JudgeStudio": ("evalkit.notebook.studio", "JudgeStudio"),
+    "JudgeVersion": ("evalkit.notebook.studio", "JudgeVersion"),
+    "LabellingWidget": ("evalkit.notebook.labelling", "LabellingWidget"),
+    "styled": ("evalkit.notebook.display", "styled"),
+}
+
+__all__ = ["JudgeStudio", "JudgeVersion", "LabellingWidget", "styled"]
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .display import styled
+    from .labelling import LabellingWidget
+    from .studio import JudgeStudio, JudgeVersion
+
+
+def __getattr__(name: str):
+    """Import the notebook API on first use (PEP 562)."""
+    try:
+        module, attr = _API[name]
+    except KeyError:
+        raise AttributeError(f"module 'evalkit.notebook' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
