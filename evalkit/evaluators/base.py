@@ -91,6 +91,18 @@ def result_frame(index, **columns) -> pd.DataFrame:
     return frame
 
 
+def verdict_frame(index, scores, thresholds, reasons, errors, codes) -> pd.DataFrame:
+    """The result frame of a scored-against-threshold evaluator: pass when score >= threshold, and error
+    wherever an error message was recorded (that row's score is not read)."""
+    import numpy as np
+
+    result = np.where(np.asarray(scores) >= np.asarray(thresholds), "pass", "fail").astype(object)
+    result[np.array([e is not None for e in errors], dtype=bool)] = "error"
+    return result_frame(
+        index, score=scores, result=result, threshold=thresholds, reason=reasons, error=errors, code=codes
+    )
+
+
 def error_frame(index, message: str, code: str = "evaluatorError") -> pd.DataFrame:
     """A result frame in which every row is the same error."""
     return result_frame(index, result="error", error=message, code=code)

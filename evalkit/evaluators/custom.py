@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import EvaluatorConfigError
 from ..judge_pool import JudgeFailure
-from .base import result_frame
+from .base import verdict_frame
 from .contract import ContractError, read_score, signature_message
 from .judges import LLMJudge
 from .registry import BUILTIN_NAMES
@@ -83,18 +83,7 @@ class RowEvaluator:
                 )
                 continue
             self._run(fn, positions, columns, scores, reasons, errors, codes)
-        result = np.where(scores >= thresholds, "pass", "fail").astype(object)
-        failed = np.array([e is not None for e in errors], dtype=bool)
-        result[failed] = "error"
-        return result_frame(
-            rows.index,
-            score=scores,
-            result=result,
-            threshold=thresholds,
-            reason=reasons,
-            error=errors,
-            code=codes,
-        )
+        return verdict_frame(rows.index, scores, thresholds, reasons, errors, codes)
 
     def _run(self, fn, positions, columns, scores, reasons, errors, codes) -> None:
         prompts, responses, expecteds, contexts = columns

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..judge_pool import Call, JudgeFailure
 from ..prompty import builtin_prompt
-from .base import result_frame
+from .base import verdict_frame
 from .registry import LLM_BUILTINS
 
 EMPTY_RESPONSE = "the agent's response is empty; there is nothing to judge"
@@ -89,17 +89,7 @@ class LLMJudge:
                 self.on_row_done()
 
         self.pool.run(calls, on_done=done)
-        result = np.where(scores >= thresholds, "pass", "fail").astype(object)
-        result[[e is not None for e in errors]] = "error"
-        return result_frame(
-            rows.index,
-            score=scores,
-            result=result,
-            threshold=thresholds,
-            reason=reasons,
-            error=errors,
-            code=codes,
-        )
+        return verdict_frame(rows.index, scores, thresholds, reasons, errors, codes)
 
     def _count_tokens(self, outcome) -> None:
         if outcome.cached:

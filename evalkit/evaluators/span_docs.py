@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import result_frame
+from .base import verdict_frame
 
 NO_SPANS = (
     "no spans were captured for this item: span evaluators read the agent's OpenTelemetry spans, so run the "
@@ -52,17 +52,7 @@ class SpanDocumentEvaluator:
                 errors[i], codes[i] = f"{type(exc).__name__}: {exc}", "evaluatorError"
                 continue
             scores[i], reasons[i], errors[i], codes[i] = _combine(results, evaluator.level)
-        result = np.where(scores >= thresholds, "pass", "fail").astype(object)
-        result[[e is not None for e in errors]] = "error"
-        return result_frame(
-            rows.index,
-            score=scores,
-            result=result,
-            threshold=thresholds,
-            reason=reasons,
-            error=errors,
-            code=codes,
-        )
+        return verdict_frame(rows.index, scores, thresholds, reasons, errors, codes)
 
 
 def _combine(results: list[dict], level: str):
