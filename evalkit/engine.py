@@ -333,6 +333,7 @@ class _JudgeRun:
             "prompt_hashes": {
                 name: ev.identity for name, ev in resolved.items() if getattr(ev, "is_llm", False)
             },
+            **_judge_parameters(resolved),
             "calls": self.pool.calls_made,
             "cache_hits": self.pool.cache_hits,
             "throttled": self.pool.limit.cuts,
@@ -340,6 +341,22 @@ class _JudgeRun:
             "prompt_tokens": sum(t["prompt"] for t in tokens.values()),
             "completion_tokens": sum(t["completion"] for t in tokens.values()),
         }
+
+
+def _judge_parameters(resolved: dict) -> dict:
+    """The model parameters of each LLM judge's prompt, and those every judge shares (for provenance)."""
+    by_evaluator = {}
+    for name, ev in resolved.items():
+        if getattr(ev, "is_llm", False):
+            try:
+                by_evaluator[name] = ev.model_parameters()
+            except Exception:  # noqa: BLE001 - provenance must never fail a run
+                by_evaluator[name] = {}
+    shared = {}
+    if by_evaluator:
+        first, *rest = by_evaluator.values()
+        shared = {k: v for k, v in first.items() if all(other.get(k) == v for other in rest)}
+    return {"parameters": shared, "parameters_by_evaluator": by_evaluator}
 
 
 def _prepare_judges(

@@ -312,3 +312,15 @@ def test_judge_noise_over_sampled_judgments(model_server):
     assert (noise.rows["spread"] == 0).all() and not noise.rows["flip"].any()
     row = noise.table.iloc[0]
     assert row["flip_rate"] == 0 and row["pass_hat_k"] == row["pass_rate"]
+
+
+def test_judge_provenance_in_results(model_server, tmp_path):
+    scored = evalkit.evaluate(
+        evalkit.load(document(1)), model_config=openai_config(model_server), progress=False
+    )
+    results = json.loads(evalkit.save_results(scored, tmp_path)["json"].read_text())
+    judge = results["metadata"]["extensions"]["dev.evalkit.judge"]
+    assert judge["model_name"] == "judge" and judge["parameters"]["temperature"] == 0.0
+    assert judge["prompt_hashes"]["Relevance"].startswith("builtin:Relevance@azure-ai-evaluation==")
+    assert results["metadata"]["extensions"]["dev.evalkit.run"]["evalkit_version"] == evalkit.__version__
+    assert SECRET not in json.dumps(results)

@@ -212,6 +212,11 @@ class CustomJudge(LLMJudge):
     def cache_inputs(self, row, config):
         return {**{k: row[k] for k in _INPUTS}, "options": config.get("options") or {}}
 
+    def model_parameters(self) -> dict:
+        from ..prompty import load
+
+        return load(self.folder / f"{self.name}.prompty").parameters
+
     def read(self, value):
         try:
             return read_score(value, llm=True)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..judge_pool import Call, JudgeFailure
-from ..prompty import builtin_prompt
+from ..prompty import BUILTIN_PROMPTS, builtin_prompt
 from .base import verdict_frame
 from .registry import LLM_BUILTINS
 
@@ -52,6 +52,10 @@ class LLMJudge:
     def read(self, value: dict) -> tuple[float, str]:
         """(score, reason) from a judge's result dict; raises JudgeFailure when unreadable."""
         raise NotImplementedError
+
+    def model_parameters(self) -> dict:
+        """The model parameters of the judge's prompt (temperature, max_tokens, ...), for provenance."""
+        return {}
 
     # The column-wise run -----------------------------------------------------------------------------
     def score(self, rows, configs: list[dict]):
@@ -142,6 +146,11 @@ class BuiltinJudge(LLMJudge):
             return _judge_answer(reply)
 
         return run
+
+    def model_parameters(self) -> dict:
+        if self.name not in BUILTIN_PROMPTS:
+            return {}
+        return builtin_prompt(self.name).parameters
 
     def _shared_client(self):
         """One client per run, made by whichever call gets here first."""

@@ -1,0 +1,269 @@
+"""The durable store of the online evaluation receiver: one SQLite database in WAL mode.
+
+``DIR/store.sqlite3`` holds three tables:
+
+* ``spans``: one row per received span (``UNIQUE (trace_id, span_id)``, so a re-sent span is ignored), with
+  its session id, the time it was received and its flat span document as JSON;
+* ``sessions``: one row per session id, its last received time, its state and whether it is sampled. States
+  go ``open`` -> ``complete`` (no span for the session timeout) -> ``evaluated`` (results stored) or
+  ``skipped`` (not sampled, or no span matched the filters);
+* ``results``: the evaluator results, one row per result entry, each with a sequence number (the row id) that
+  the JSONL exports carry so they can be resumed after a crash without repeating or losing a line.
+
+Why this shape: a span is committed (``synchronous=FULL``) before the receiver answers 200, so an
+acknowledged span survives a crash; a session is marked ``evaluated`` in the same transaction that stores its
+results, so a crash either keeps both or neither, and a session is never evaluated twice nor forgotten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+FILENAME = "store.sqlite3"
+STATES = ("open", "complete", "evaluated", "skipped")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS spans (
+    trace_id TEXT NOT NULL,
+    span_id TEXT NOT NULL,
+    session_id TEXT,
+    received REAL NOT NULL,
+    document TEXT NOT NULL,
+    UNIQUE (trace_id, span_id)
+);
+CREATE INDEX IF NOT EXISTS spans_session ON spans (session_id);
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    first_received REAL NOT NULL,
+    last_received REAL NOT NULL,
+    state TEXT NOT NULL DEFAULT 'open',
+    sampled INTEGER NOT NULL,
+    completed REAL,
+    finished REAL
+);
+CREATE INDEX IF NOT EXISTS sessions_state ON sessions (state, last_received);
+CREATE TABLE IF NOT EXISTS results (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL,
+    evaluator TEXT NOT NULL,
+    trace_id TEXT,
+    span_id TEXT,
+    label TEXT,
+    value REAL,
+    explanation TEXT,
+    error_code TEXT,
+    passed INTEGER NOT NULL,
+    service TEXT,
+    timestamp REAL NOT NULL,
+    entry TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS results_time ON results (evaluator, timestamp);
+"""
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+class Store:
+    """The SQLite store, shared by the receiver threads and the evaluation loop (one connection, one lock).
+
+    SQLite allows one writer at a time anyway; a single connection behind a lock keeps transactions from
+    interleaving across threads and avoids ``database is locked`` retries.
+    """
+
+    def __init__(self, folder: str | os.PathLike, *, readonly: bool = False):
+        self.folder = Path(folder)
+        self.path = self.folder / FILENAME
+        self.lock = threading.RLock()
+        if readonly:
+            if not self.path.is_file():
+                raise FileNotFoundError(self.path)
+            self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+        else:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            # FULL: a commit is on disk before the receiver acknowledges it (NORMAL would survive a killed
+            # process but not a power loss).
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self.lock:
+            self.db.close()
+
+    # --- ingest ---------------------------------------------------------------------------------------
+
+    def add_spans(
+        self, docs: list[dict], sessions: list[str | None], sampled, now: float | None = None
+    ) -> int:
+        """Store spans and touch their sessions in one committed transaction; returns how many were new.
+
+        ``sessions`` holds each span's session id (None when unknown: the span is kept but never evaluated);
+        ``sampled(session_id) -> bool`` decides a new session's sampling. A span already stored is ignored and
+        does not reopen its session. A span for a ``complete`` session reopens it; one for an ``evaluated``
+        or ``skipped`` session is stored but does not trigger a second evaluation.
+        """
+        now = time.time() if now is None else now
+        rows = [(d["traceId"], d["spanId"], s, now, _dumps(d)) for d, s in zip(docs, sessions, strict=True)]
+        with self.lock:
+            db = self.db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                before = db.total_changes
+                touched = set()
+                for row in rows:
+                    cursor = db.execute(
+                        "INSERT OR IGNORE INTO spans (trace_id, span_id, session_id, received, document) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        row,
+                    )
+                    if cursor.rowcount and row[2] is not None:
+                        touched.add(row[2])
+                added = db.total_changes - before
+                db.executemany(
+                    "INSERT INTO sessions (id, first_received, last_received, state, sampled) "
+                    "VALUES (?, ?, ?, 'open', ?) ON CONFLICT (id) DO UPDATE SET "
+                    "last_received = excluded.last_received, "
+                    "state = CASE WHEN state = 'complete' THEN 'open' ELSE state END",
+                    [(s, now, now, int(sampled(s))) for s in touched],
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return added
+
+    def trace_sessions(self, trace_ids: list[str]) -> dict[str, str]:
+        """The session id already known for each of these traces (for spans that carry none themselves)."""
+        if not trace_ids:
+            return {}
+        found: dict[str, str] = {}
+        with self.lock:
+            for trace in trace_ids:
+                row = self.db.execute(
+                    "SELECT session_id FROM spans WHERE trace_id = ? AND session_id IS NOT NULL LIMIT 1",
+                    (trace,),
+                ).fetchone()
+                if row:
+                    found[trace] = row[0]
+        return found
+
+    # --- the evaluation loop ------------------------------------------------------------------------------
+
+    def complete_idle(self, timeout: float, now: float | None = None) -> int:
+        """Mark ``open`` sessions with no span for ``timeout`` seconds ``complete``; returns how many."""
+        now = time.time() if now is None else now
+        with self.lock:
+            cursor = self.db.execute(
+                "UPDATE sessions SET state = 'complete', completed = ? "
+                "WHERE state = 'open' AND last_received <= ?",
+                (now, now - timeout),
+            )
+            return cursor.rowcount
+
+    def complete_sessions(self, limit: int = 100) -> list[tuple[str, bool, float]]:
+        """``(session id, sampled, last received)`` of complete sessions, oldest first."""
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT id, sampled, last_received FROM sessions WHERE state = 'complete' "
+                "ORDER BY last_received LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [(r[0], bool(r[1]), r[2]) for r in rows]
+
+    def session_documents(self, session_id: str) -> list[dict]:
+        """The span documents of one session (and of spans of its traces that carry no session id)."""
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT document FROM spans WHERE session_id = ? OR (session_id IS NULL AND trace_id IN "
+                "(SELECT DISTINCT trace_id FROM spans WHERE session_id = ?))",
+                (session_id, session_id),
+            ).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def finish(self, session_id: str, state: str, results: list[dict], now: float | None = None) -> bool:
+        """Store a session's results and mark it ``state`` in one transaction.
+
+        Only a session still ``complete`` is finished: one reopened by a late span meanwhile is left for the
+        next pass (its results are dropped, it is evaluated again with all its spans). Returns whether the
+        session was finished.
+        """
+        now = time.time() if now is None else now
+        with self.lock:
+            db = self.db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                cursor = db.execute(
+                    "UPDATE sessions SET state = ?, finished = ? WHERE id = ? AND state = 'complete'",
+                    (state, now, session_id),
+                )
+                if cursor.rowcount != 1:
+                    db.execute("ROLLBACK")
+                    return False
+                db.executemany(
+                    "INSERT INTO results (session_id, evaluator, trace_id, span_id, label, value, explanation, "
+                    "error_code, passed, service, timestamp, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            session_id,
+                            r["evaluatorName"],
+                            r["context"]["spanContext"].get("traceId"),
+                            r["context"]["spanContext"].get("spanId"),
+                            r.get("label"),
+                            r.get("value"),
+                            r.get("explanation"),
+                            r.get("errorCode"),
+                            int(r["passed"]),
+                            r.get("service"),
+                            now,
+                            _dumps(r),
+                        )
+                        for r in results
+                    ],
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return True
+
+    def results_after(self, seq: int) -> list[tuple]:
+        """``(seq, timestamp, entry)`` of the results stored after sequence number ``seq``, in order."""
+        with self.lock:
+            return self.db.execute(
+                "SELECT seq, timestamp, entry FROM results WHERE seq > ? ORDER BY seq", (seq,)
+            ).fetchall()
+
+    # --- reading --------------------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """Sessions per state (every state present, 0 when none) and the number of stored spans."""
+        with self.lock:
+            rows = self.db.execute("SELECT state, COUNT(*) FROM sessions GROUP BY state").fetchall()
+            spans = self.db.execute("SELECT COUNT(*) FROM spans").fetchone()[0]
+        out = dict.fromkeys(STATES, 0)
+        out.update(dict(rows))
+        out["spans"] = spans
+        return out
+
+    def pass_rates(self, since: float) -> dict[str, tuple[int, int]]:
+        """``{evaluator: (passed, total)}`` over the results stored at or after ``since``."""
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT evaluator, SUM(passed), COUNT(*) FROM results WHERE timestamp >= ? GROUP BY evaluator",
+                (since,),
+            ).fetchall()
+        return {name: (int(passed), int(total)) for name, passed, total in rows}
+
+    def results_rows(self) -> list[tuple]:
+        """Every result as a row of the online results frame."""
+        with self.lock:
+            return self.db.execute(
+                "SELECT seq, timestamp, session_id, evaluator, trace_id, span_id, label, value, explanation, "
+                "error_code, passed, service FROM results ORDER BY seq"
+            ).fetchall()
