@@ -21,6 +21,7 @@ from pathlib import Path
 from ..atomic import atomic_write
 from ..errors import EvalkitError
 from .run import parse_rate
+from .spans_serve import register as register_serve
 
 #: The value a result needs to count as passing for ``--fail-under``.
 PASS_VALUE = 1.0
@@ -75,6 +76,7 @@ def register(subparsers) -> None:
         help="per evaluator call, as the Lambda time limit (default 300)",
     )
     ev.set_defaults(func=main)
+    register_serve(commands)
 
 
 def _no_subcommand(parser):

@@ -52,7 +52,9 @@ def register(commands) -> None:
         default=[],
         help="span evaluator custom-evaluators/NAME/NAME.py (repeat, up to 10)",
     )
-    sv.add_argument("--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)")
+    sv.add_argument(
+        "--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)"
+    )
     sv.add_argument(
         "--filter",
         metavar="KEY=VALUE",
@@ -71,7 +73,9 @@ def register(commands) -> None:
     sv.add_argument("--alarm-window", metavar="DURATION", default="1h", help="alarm window (default 1h)")
     sv.add_argument("--alarm-webhook", metavar="URL", help="POST each alarm as JSON to URL")
     sv.add_argument(
-        "--namespace", default="Bedrock-AgentCore/Evaluations", help="EMF metric namespace (default %(default)s)"
+        "--namespace",
+        default="Bedrock-AgentCore/Evaluations",
+        help="EMF metric namespace (default %(default)s)",
     )
     sv.set_defaults(func=serve_main)
 

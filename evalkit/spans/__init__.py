@@ -23,6 +23,7 @@ from .lambda_runner import (
     results_frame,
 )
 from .loading import COLUMNS, load, sessions
+from .online import online_frame, pass_rate_over_time, serve
 
 __all__ = [
     "COLUMNS",
@@ -33,8 +34,11 @@ __all__ = [
     "evaluate_spans",
     "load",
     "load_span_evaluator",
+    "online_frame",
+    "pass_rate_over_time",
     "passing",
     "read_response",
     "results_frame",
+    "serve",
     "sessions",
 ]

@@ -1,0 +1,170 @@
+"""Benchmark of the online evaluation receiver: ingest rate, completion-to-result delay, memory.
+
+    .venv/bin/python benchmarks/bench_online.py [--spans 100000] [--batch 200] [--clients 4]
+
+* ingest rate: load generator processes POST OTLP batches (protobuf, then JSON) to a receiver on loopback;
+  spans/s = acknowledged (committed) spans / wall time. Target: >= 5,000 spans/s.
+* delay: sessions completing one by one (timeout 0.5 s); the delay from the moment a session became complete
+  (last span + timeout) to its line in results.jsonl.
+* memory: the receiver process's peak RSS with 100,000 spans stored, and the store size on disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import http.client
+import json
+import multiprocessing
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evalkit.spans.online import serve  # noqa: E402
+
+EVALUATOR = """EVALUATION_LEVEL = "SESSION"
+
+def lambda_handler(event, context):
+    return {"label": "PASS", "value": 1.0}
+"""
+
+
+def _request(first: int, count: int, session_size: int, hex_ids: bool) -> dict:
+    spans = []
+    for n in range(first, first + count):
+        trace, span = n.to_bytes(16, "big"), n.to_bytes(8, "big")
+        spans.append(
+            {
+                "traceId": trace.hex() if hex_ids else base64.b64encode(trace).decode(),
+                "spanId": span.hex() if hex_ids else base64.b64encode(span).decode(),
+                "name": "execute_tool lookup",
+                "kind": 1,
+                "startTimeUnixNano": str(1_700_000_000_000_000_000 + n),
+                "endTimeUnixNano": str(1_700_000_000_000_000_000 + n + 1000),
+                "attributes": [
+                    {"key": "session.id", "value": {"stringValue": f"session-{n // session_size}"}},
+                    {"key": "gen_ai.tool.name", "value": {"stringValue": "lookup"}},
+                    {"key": "gen_ai.tool.call.result", "value": {"stringValue": '{"price": 101.5}'}},
+                ],
+            }
+        )
+    resource_ = {"attributes": [{"key": "service.name", "value": {"stringValue": "bench"}}]}
+    return {
+        "resourceSpans": [{"resource": resource_, "scopeSpans": [{"scope": {"name": "b"}, "spans": spans}]}]
+    }
+
+
+def _body(first: int, count: int, kind: str) -> bytes:
+    if kind == "json":
+        return json.dumps(_request(first, count, 10, True)).encode()
+    from google.protobuf.json_format import ParseDict
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    return ParseDict(_request(first, count, 10, False), ExportTraceServiceRequest()).SerializeToString()
+
+
+def _client(args: tuple) -> int:
+    port, kind, first, total, batch = args
+    ctype = "application/json" if kind == "json" else "application/x-protobuf"
+    bodies = [_body(n, batch, kind) for n in range(first, first + total, batch)]
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    sent = 0
+    for body in bodies:
+        connection.request("POST", "/v1/traces", body=body, headers={"Content-Type": ctype})
+        response = connection.getresponse()
+        response.read()
+        if response.status != 200:
+            raise RuntimeError(f"status {response.status}")
+        sent += batch
+    connection.close()
+    return sent
+
+
+def _ingest(port: int, kind: str, first: int, total: int, batch: int, clients: int) -> float:
+    per = total // clients
+    jobs = [(port, kind, first + i * per, per, batch) for i in range(clients)]
+    with multiprocessing.get_context("spawn").Pool(clients) as pool:
+        pool.map(_noop, range(clients))  # start the workers before timing
+        started = time.perf_counter()
+        sent = sum(pool.map(_client, jobs))
+        elapsed = time.perf_counter() - started
+    return sent / elapsed
+
+
+def _noop(_: int) -> None:
+    import google.protobuf  # noqa: F401 - warm the import
+
+
+def _delay(port: int, folder: Path, rounds: int = 20) -> list[float]:
+    delays = []
+    for i in range(rounds):
+        request = _request(10**12 + i * 10, 1, 10, True)
+        request["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"][0]["value"]["stringValue"] = (
+            f"delay-{i}"
+        )
+        connection = http.client.HTTPConnection("127.0.0.1", port)
+        connection.request(
+            "POST", "/v1/traces", json.dumps(request).encode(), {"Content-Type": "application/json"}
+        )
+        connection.getresponse().read()
+        acked = time.time()
+        connection.close()
+        path = folder / "results.jsonl"
+        while True:
+            if path.exists() and f'"delay-{i}"' in path.read_text():
+                break
+            time.sleep(0.005)
+        delays.append(time.time() - (acked + 0.5))
+    return delays
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--spans", type=int, default=100_000, help="spans per encoding (default 100000)")
+    parser.add_argument("--batch", type=int, default=200, help="spans per request (default 200)")
+    parser.add_argument("--clients", type=int, default=4, help="load generator processes (default 4)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "ce" / "ok").mkdir(parents=True)
+        (folder / "ce" / "ok" / "ok.py").write_text(EVALUATOR)
+        # A long session timeout while loading, so ingest is measured alone.
+        server = serve(
+            folder / "store", evaluators=[], port=0, session_timeout="1h", poll_interval=0.05
+        ).start()
+        try:
+            for index, kind in enumerate(("protobuf", "json")):
+                rate = _ingest(
+                    server.port, kind, 1 + index * 10 * args.spans, args.spans, args.batch, args.clients
+                )
+                print(f"ingest {kind:8}: {rate:9,.0f} spans/s ({args.spans:,} spans, batches of {args.batch}, "
+                      f"{args.clients} clients)")  # fmt: skip
+            counts = server.store.counts()
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            size = sum(p.stat().st_size for p in (folder / "store").glob("store.sqlite3*")) / 2**20
+            print(
+                f"memory  : peak RSS {rss:.0f} MiB with {counts['spans']:,} spans stored; store {size:.0f} MiB"
+            )
+        finally:
+            server.stop()
+        server = serve(
+            folder / "store2", evaluators=["ok"], custom_dir=folder / "ce", port=0, session_timeout=0.5,
+            poll_interval=0.05,
+        ).start()  # fmt: skip
+        try:
+            delays = _delay(server.port, folder / "store2")
+        finally:
+            server.stop()
+        print(
+            f"delay   : session complete -> result line: median {statistics.median(delays) * 1000:.0f} ms, "
+            f"max {max(delays) * 1000:.0f} ms (timeout 0.5 s, poll 0.05 s, {len(delays)} sessions)"
+        )
+
+
+if __name__ == "__main__":
+    main()
