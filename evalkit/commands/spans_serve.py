@@ -73,6 +73,13 @@ def register(commands) -> None:
     sv.add_argument("--alarm-window", metavar="DURATION", default="1h", help="alarm window (default 1h)")
     sv.add_argument("--alarm-webhook", metavar="URL", help="POST each alarm as JSON to URL")
     sv.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=float,
+        default=300.0,
+        help="per evaluator call (default 300, as Lambda)",
+    )
+    sv.add_argument(
         "--namespace",
         default="Bedrock-AgentCore/Evaluations",
         help="EMF metric namespace (default %(default)s)",
@@ -116,6 +123,7 @@ def serve_main(args) -> int:
         alarm_window=args.alarm_window,
         alarm_webhook=args.alarm_webhook,
         namespace=args.namespace,
+        evaluator_timeout=args.timeout,
     )
     try:
         server.start()
