@@ -324,3 +324,31 @@ def test_judge_provenance_in_results(model_server, tmp_path):
     assert judge["prompt_hashes"]["Relevance"].startswith("builtin:Relevance@azure-ai-evaluation==")
     assert results["metadata"]["extensions"]["dev.evalkit.run"]["evalkit_version"] == evalkit.__version__
     assert SECRET not in json.dumps(results)
+
+
+def test_tool_call_accuracy_judges_the_agents_captured_tool_calls(model_server):
+    from opentelemetry import trace
+
+    def agent(prompt, history):
+        with trace.get_tracer("test").start_as_current_span("execute_tool fetch_weather") as span:
+            span.set_attribute("gen_ai.tool.name", "fetch_weather")
+            span.set_attribute("gen_ai.tool.call.arguments", json.dumps({"location": "Seattle"}))
+            span.set_attribute("gen_ai.tool.description", "Weather for a city")
+        return "Rainy, 12 degrees."
+
+    doc = {"schemaVersion": "1.11.0", "default_evaluators": {"ToolCallAccuracy": {}},
+           "items": [{"prompt": "How is the weather in Seattle?"}]}  # fmt: skip
+    scored = evalkit.evaluate(
+        evalkit.load(doc), agent=agent, model_config=openai_config(model_server), progress=False
+    )
+    assert scored.loc[0, "toolCallAccuracy"] == 5 and scored.loc[0, "toolCallAccuracy_result"] == "pass"
+    body = json.dumps(model_server.requests[-1]["body"])
+    assert "fetch_weather" in body and "Seattle" in body
+
+    recorded = {"schemaVersion": "1.11.0", "default_evaluators": {"ToolCallAccuracy": {}},
+                "items": [{"prompt": "Weather?", "response": "Rainy."}]}  # fmt: skip
+    without = evalkit.evaluate(
+        evalkit.load(recorded), model_config=openai_config(model_server), progress=False
+    )
+    assert without.loc[0, "toolCallAccuracy_code"] == "evaluatorConfigurationError"
+    assert "--agent" in without.loc[0, "toolCallAccuracy_error"]

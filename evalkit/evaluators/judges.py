@@ -120,6 +120,7 @@ class BuiltinJudge(LLMJudge):
         self.key = LLM_BUILTINS[name]
         self.requires = ("expected_response",) if name == "Similarity" else ()
         self._client = None
+        self._tool_evaluator = None
         self._identity = None
         self._lock = threading.Lock()
 
@@ -134,7 +135,7 @@ class BuiltinJudge(LLMJudge):
     def make_call(self, row, config):
         inputs = self._inputs(row)
         if self.name == "ToolCallAccuracy":
-            return _needs_tool_calls
+            return self._tool_call_accuracy(inputs)
 
         def run() -> dict:
             # Rendered only when the cache has no answer, so a cached re-run costs no prompt work.
@@ -161,7 +162,32 @@ class BuiltinJudge(LLMJudge):
                 self._client = judge_client(self.model_config or {}, timeout=self.pool.timeout)
         return self._client
 
+    def _tool_call_accuracy(self, inputs: dict):
+        """ToolCallAccuracy through azure-ai-evaluation's own evaluator object: its prompt formats tool calls
+        and definitions in a way of its own, and the calls are few (one per row with tool calls)."""
+        if not inputs["tool_calls"]:
+            return _needs_tool_calls
+
+        def run() -> dict:
+            with self._lock:
+                if self._tool_evaluator is None:
+                    from azure.ai.evaluation import ToolCallAccuracyEvaluator
+
+                    self._tool_evaluator = ToolCallAccuracyEvaluator(
+                        model_config=azure_model_config(self.model_config or {})
+                    )
+            output = self._tool_evaluator(**inputs)
+            return {
+                "score": output.get("tool_call_accuracy"),
+                "reason": output.get("tool_call_accuracy_reason", ""),
+            }
+
+        return run
+
     def _inputs(self, row: dict) -> dict:
+        if self.name == "ToolCallAccuracy":
+            calls, definitions = tool_calls_and_definitions(row.get("spans") or [])
+            return {"query": row["prompt"], "tool_calls": calls, "tool_definitions": definitions}
         if self.name == "Similarity":
             return {
                 "query": row["prompt"],
@@ -190,10 +216,66 @@ class BuiltinJudge(LLMJudge):
 
 def _needs_tool_calls() -> dict:
     raise JudgeFailure(
-        "ToolCallAccuracy needs the agent's tool calls and tool definitions, which recorded responses do not "
-        "carry; run the agent with span capture to use it",
+        "ToolCallAccuracy needs the agent's tool calls, and this item has none: they come from the spans the "
+        "agent emits, so run the document with an agent (evalkit run DOC --agent TARGET)",
         "evaluatorConfigurationError",
     )
+
+
+def tool_calls_and_definitions(spans: list[dict]) -> tuple[list[dict], list[dict]]:
+    """azure-ai-evaluation's ``tool_calls`` and ``tool_definitions`` from captured tool spans.
+
+    A call is ``{"type": "tool_call", "tool_call_id", "name", "arguments"}`` (arguments from
+    ``gen_ai.tool.call.arguments``, parsed when JSON); a definition is the tool's name, its
+    ``gen_ai.tool.description`` and an open parameters object (spans do not carry the schema).
+    """
+    import json
+
+    calls, definitions = [], {}
+    for span in spans:
+        attributes = span.get("attributes") or {}
+        name = attributes.get("gen_ai.tool.name")
+        if not name and str(span.get("name", "")).startswith("execute_tool "):
+            name = span["name"][len("execute_tool ") :]
+        if not name:
+            continue
+        arguments = attributes.get("gen_ai.tool.call.arguments", {})
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except json.JSONDecodeError:
+                arguments = {"input": arguments}
+        calls.append(
+            {
+                "type": "tool_call",
+                # Not the span id: it changes every run, and the call is part of the judge's cache key.
+                "tool_call_id": str(attributes.get("gen_ai.tool.call.id") or f"call_{len(calls) + 1}"),
+                "name": name,
+                "arguments": arguments if isinstance(arguments, dict) else {"input": arguments},
+            }
+        )
+        definitions.setdefault(
+            name,
+            {
+                "name": name,
+                "description": str(attributes.get("gen_ai.tool.description") or ""),
+                "parameters": {"type": "object", "properties": {}},
+            },
+        )
+    return calls, list(definitions.values())
+
+
+def azure_model_config(config: dict) -> dict:
+    """evalkit's judge configuration as azure-ai-evaluation's model configuration dict."""
+    if "azure_endpoint" in config:
+        keys = ("azure_endpoint", "azure_deployment", "api_version", "api_key")
+        return {"type": "azure_openai", **{k: config[k] for k in keys if config.get(k)}}
+    return {
+        "type": "openai",
+        "base_url": config["base_url"],
+        "model": config["model"],
+        "api_key": config.get("api_key", ""),
+    }
 
 
 def _judge_answer(reply) -> dict:
@@ -248,7 +330,9 @@ def _model_identity(config: dict) -> dict:
 
 def _records(rows) -> list[dict]:
     columns = [
-        c for c in ("prompt", "response", "expected_response", "context", "retrieval_executions") if c in rows
+        c
+        for c in ("prompt", "response", "expected_response", "context", "retrieval_executions", "spans")
+        if c in rows
     ]
     values = [rows[c].tolist() for c in columns]
     return [dict(zip(columns, row)) for row in zip(*values)]
