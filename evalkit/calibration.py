@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .comparison import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from .comparison import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, _texts
 from .errors import EvalkitError
 from .evaluators.base import score_column
 from .labels import Labels, labels_frame
@@ -267,16 +267,6 @@ def bootstrap_metrics(
 
 
 # ------------------------------------------------------------------------------------------------ tables
-
-
-def _texts(df: pd.DataFrame, column: str, missing: Any = None) -> np.ndarray:
-    """A column as an object array, missing values (None, NaN, NA) replaced by ``missing``."""
-    if column not in df.columns:
-        return np.full(len(df), missing, dtype=object)
-    values = df[column].to_numpy(dtype=object)
-    out = values.copy()
-    out[pd.isna(values)] = missing
-    return out
 
 
 def _row_keys(df: pd.DataFrame, what: str) -> tuple[np.ndarray, np.ndarray]:
