@@ -162,7 +162,7 @@ def main() -> None:
         )
 
         if not args.skip_azure:
-            from evalkit.offline import QUIET_ENVIRONMENT
+            from evalkit.judges.offline import QUIET_ENVIRONMENT
 
             env = {**os.environ, **QUIET_ENVIRONMENT}  # keep promptflow's telemetry off the network here too
             az_wall, az_rss, out = run_measured(

@@ -17,7 +17,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from evalkit.offline import QUIET_ENVIRONMENT
+from evalkit.judges.offline import QUIET_ENVIRONMENT
 from evalkit.testing import ModelServer
 
 PYTHON = sys.executable

@@ -18,25 +18,25 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 _API = {
-    "load": ("evalkit.documents", "load"),
-    "to_document": ("evalkit.documents", "to_document"),
+    "load": ("evalkit.documents.case_table", "load"),
+    "to_document": ("evalkit.documents.write_back", "to_document"),
     "evaluate": ("evalkit.engine", "evaluate"),
     "sample_judgments": ("evalkit.engine", "sample_judgments"),
-    "save_results": ("evalkit.results", "save_results"),
-    "summary": ("evalkit.summaries", "summary"),
-    "compare": ("evalkit.comparison", "compare"),
-    "calibrate": ("evalkit.calibration", "calibrate"),
-    "judge_noise": ("evalkit.calibration", "judge_noise"),
-    "Labels": ("evalkit.labels", "Labels"),
-    "read_run": ("evalkit.results_reader", "read_run"),
-    "status_counts": ("evalkit.summaries", "status_counts"),
-    "validate": ("evalkit.validation", "validate_document"),
-    "judge_config": ("evalkit.models", "judge_config"),
+    "save_results": ("evalkit.reporting.run_files", "save_results"),
+    "summary": ("evalkit.analysis.summaries", "summary"),
+    "compare": ("evalkit.analysis.comparison", "compare"),
+    "calibrate": ("evalkit.analysis.calibration", "calibrate"),
+    "judge_noise": ("evalkit.analysis.calibration", "judge_noise"),
+    "Labels": ("evalkit.analysis.labels", "Labels"),
+    "read_run": ("evalkit.documents.run_reader", "read_run"),
+    "status_counts": ("evalkit.analysis.summaries", "status_counts"),
+    "validate": ("evalkit.documents.validation", "validate_document"),
+    "judge_config": ("evalkit.judges.models", "judge_config"),
     "EvalkitError": ("evalkit.errors", "EvalkitError"),
     "DocumentError": ("evalkit.errors", "DocumentError"),
     "EvaluatorConfigError": ("evalkit.errors", "EvaluatorConfigError"),
     "EnvironmentConfigError": ("evalkit.errors", "EnvironmentConfigError"),
-    "EvalkitWarning": ("evalkit.versions", "EvalkitWarning"),
+    "EvalkitWarning": ("evalkit.documents.versions", "EvalkitWarning"),
 }
 
 __all__ = [
@@ -63,18 +63,19 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from .calibration import calibrate, judge_noise
-    from .comparison import compare
-    from .documents import load, to_document
-    from .engine import evaluate, sample_judgments
-    from .errors import DocumentError, EnvironmentConfigError, EvalkitError, EvaluatorConfigError
-    from .labels import Labels
-    from .models import judge_config
-    from .results import save_results
-    from .results_reader import read_run
-    from .summaries import status_counts, summary
-    from .validation import validate_document as validate
-    from .versions import EvalkitWarning
+    from evalkit.analysis.calibration import calibrate, judge_noise
+    from evalkit.analysis.comparison import compare
+    from evalkit.analysis.labels import Labels
+    from evalkit.analysis.summaries import status_counts, summary
+    from evalkit.documents.case_table import load
+    from evalkit.documents.run_reader import read_run
+    from evalkit.documents.validation import validate_document as validate
+    from evalkit.documents.versions import EvalkitWarning
+    from evalkit.documents.write_back import to_document
+    from evalkit.engine import evaluate, sample_judgments
+    from evalkit.errors import DocumentError, EnvironmentConfigError, EvalkitError, EvaluatorConfigError
+    from evalkit.judges.models import judge_config
+    from evalkit.reporting.run_files import save_results
 
 
 def __getattr__(name: str):

@@ -1,3 +1,3 @@
-from .cli import main
+from evalkit.cli import main
 
 raise SystemExit(main())

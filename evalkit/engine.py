@@ -6,6 +6,7 @@ crashes only turns its own rows into error results; the others keep theirs.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -14,15 +15,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .documents import CASE_COLUMNS
-from .errors import EnvironmentConfigError
-from .evaluators.base import RESULT_COLUMNS, error_frame, score_column
-from .evaluators.custom import CallableEvaluator
-from .evaluators.registry import resolve_evaluators
-from .judge_pool import JudgePool
-from .offline import quiet_llm_libraries
-from .progress import progress_bar
-from .statuses import apply_statuses
+from evalkit.documents.case_table import CASE_COLUMNS
+from evalkit.documents.statuses import apply_statuses
+from evalkit.errors import EnvironmentConfigError
+from evalkit.evaluators.base import RESULT_COLUMNS, error_frame, score_column
+from evalkit.evaluators.custom import CallableEvaluator
+from evalkit.evaluators.registry import resolve_evaluators
+from evalkit.judges.offline import quiet_llm_libraries
+from evalkit.judges.pool import JudgePool
 
 log = logging.getLogger("evalkit.engine")
 
@@ -180,8 +180,8 @@ class _Rows:
 
 def _run_agent(table: pd.DataFrame, agent: Any, concurrency: int) -> pd.DataFrame:
     """Ask the agent (after configuration checks, before scoring); flag tool calls outside an allowlist."""
-    from .agents import run_agent
-    from .evaluators.toolcalls import tool_call_not_allowed, tool_calls_from_spans
+    from evalkit.agents.runner import run_agent
+    from evalkit.evaluators.toolcalls import tool_call_not_allowed, tool_calls_from_spans
 
     started = time.perf_counter()
     answered = run_agent(table, agent, concurrency=concurrency)
@@ -324,7 +324,7 @@ class _JudgeRun:
         self.pool = pool
 
     def summary(self, resolved: dict) -> dict:
-        from .models import describe
+        from evalkit.judges.models import describe
 
         tokens = {name: dict(ev.tokens) for name, ev in resolved.items() if getattr(ev, "is_llm", False)}
         return {
@@ -367,7 +367,7 @@ def _prepare_judges(
     llm = [name for name, ev in resolved.items() if getattr(ev, "is_llm", False)]
     if not llm:
         return None
-    from .models import MISSING_JUDGE_MESSAGE, describe, judge_config
+    from evalkit.judges.models import MISSING_JUDGE_MESSAGE, describe, judge_config
 
     config = model_config or judge_config()
     if config is None:
@@ -384,7 +384,7 @@ def _prepare_judges(
 
 def _open_cache(cache):
     if cache is True:
-        from .cache import JudgeCache
+        from evalkit.judges.cache import JudgeCache
 
         return JudgeCache()
     if cache is False or cache is None:
@@ -398,3 +398,26 @@ def sample_judgments(df: pd.DataFrame, k: int, **options) -> list[pd.DataFrame]:
     if k < 1:
         raise ValueError("k must be at least 1")
     return [evaluate(df, sample=index, **options) for index in range(k)]
+
+
+# Progress bars that stay out of the way: tqdm (the notebook variant in Jupyter), shown only when a run
+# takes more than a moment.
+class _Silent:
+    def update(self, n: int = 1) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def progress_bar(total: int, enabled: bool | None = None, desc: str = "evaluating"):
+    """A tqdm bar over ``total`` row evaluations; ``enabled=None`` shows it after 1 s of work."""
+    if enabled is False or total == 0:
+        yield _Silent()
+        return
+    from tqdm.auto import tqdm
+
+    tqdm.monitor_interval = 0  # no monitor thread: it would outlive the bar and make forking unsafe
+    bar = tqdm(total=total, desc=desc, unit="row", delay=0 if enabled else 1.0, leave=False)
+    try:
+        yield bar
+    finally:
+        bar.close()

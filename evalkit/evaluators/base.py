@@ -22,21 +22,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from evalkit.documents.columns import INPUT_COLUMNS, score_column
+
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Case-table columns that are inputs of the evaluators; an evaluator whose output key is one of them
-#: (the Citations evaluator's ``citations``) keeps its score in ``<key>_score`` instead.
-INPUT_COLUMNS = frozenset(
-    ("item", "turn", "thread", "prompt", "expected_response", "context", "response", "citations",
-     "retrieval_executions", "tool_calls", "spans", "evaluators", "extensions", "source", "thread_source")
-)  # fmt: skip
-
-
-def score_column(key: str) -> str:
-    """The case-table column holding the scores of the evaluator with output key ``key``."""
-    return f"{key}_score" if key in INPUT_COLUMNS else key
-
+__all__ = [
+    "INPUT_COLUMNS",
+    "score_column",
+    "CONFIG_ERROR",
+    "OptionError",
+    "RESULT_COLUMNS",
+    "Evaluator",
+    "result_frame",
+    "verdict_frame",
+    "error_frame",
+]
 
 #: Error code of a row whose evaluator options are unusable (wrong type, missing, out of range).
 CONFIG_ERROR = "evaluatorConfigurationError"

@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import EvaluatorConfigError
-from ..judge_pool import JudgeFailure
-from .base import verdict_frame
-from .contract import ContractError, read_score, signature_message
-from .judges import LLMJudge
-from .registry import BUILTIN_NAMES
+from evalkit.errors import EvaluatorConfigError
+from evalkit.evaluators.base import verdict_frame
+from evalkit.evaluators.contract import ContractError, read_score, signature_message
+from evalkit.evaluators.llm_judges import LLMJudge
+from evalkit.evaluators.registry import BUILTIN_NAMES
+from evalkit.judges.pool import JudgeFailure
 
 log = logging.getLogger("evalkit.custom")
 
@@ -213,7 +213,7 @@ class CustomJudge(LLMJudge):
         return {**{k: row[k] for k in _INPUTS}, "options": config.get("options") or {}}
 
     def model_parameters(self) -> dict:
-        from ..prompty import load
+        from evalkit.judges.prompty import load
 
         return load(self.folder / f"{self.name}.prompty").parameters
 
@@ -236,8 +236,8 @@ def load_custom(name: str, folder: Path, where: str = ""):
             f"Every evaluator folder must contain {name}.py; a {name}.prompty is needed only for LLM judges."
         )
     if _defines_lambda_handler(module_path):
-        from ..spans import load_span_evaluator
-        from .span_docs import SpanDocumentEvaluator
+        from evalkit.evaluators.span_docs import SpanDocumentEvaluator
+        from evalkit.spans import load_span_evaluator
 
         log.debug("custom evaluator %r: %s (span evaluator)", name, module_path)
         return SpanDocumentEvaluator(load_span_evaluator(name, folder))
@@ -318,7 +318,7 @@ def _first_class(name: str, path: Path) -> type:
 
 def _check_template(name: str, path: Path) -> None:
     """Warn about the template mistakes the seed describes; the run goes on either way."""
-    from ..prompty import load
+    from evalkit.judges.prompty import load
 
     try:
         template = load(path)

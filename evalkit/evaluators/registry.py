@@ -13,32 +13,17 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import EvaluatorConfigError
+from evalkit.documents.evaluator_maps import (  # noqa: F401 - re-exported: the registry's names
+    BUILTIN_NAMES,
+    DETERMINISTIC_BUILTINS,
+    LLM_BUILTINS,
+    SYSTEM_DEFAULTS,
+    resolve_row_evaluators,
+)
+from evalkit.errors import EvaluatorConfigError
 
 log = logging.getLogger("evalkit.registry")
 
-#: System defaults when a document has no ``default_evaluators``.
-SYSTEM_DEFAULTS: dict[str, dict] = {"Relevance": {}, "Coherence": {}}
-
-#: LLM-judged built-ins (1-5 scale) and their output keys.
-LLM_BUILTINS = {
-    "Relevance": "relevance",
-    "Coherence": "coherence",
-    "Groundedness": "groundedness",
-    "Similarity": "similarity",
-    "ToolCallAccuracy": "toolCallAccuracy",
-}
-#: Deterministic built-ins and their output keys.
-DETERMINISTIC_BUILTINS = {
-    "ExactMatch": "exactMatch",
-    "PartialMatch": "partialMatch",
-    "Citations": "citations",
-    "RetrievalQuery": "retrievalQuery",
-    "RetrievalResult": "retrievalResult",
-    "ToolCallSelection": "toolCallSelection",
-    "ToolCallExecution": "toolCallExecution",
-}
-BUILTIN_NAMES = {**LLM_BUILTINS, **DETERMINISTIC_BUILTINS}
 _BUILTIN_BY_FOLDED = {name.casefold(): name for name in BUILTIN_NAMES}
 #: Case-table columns a custom evaluator's output columns would overwrite.
 RESERVED_NAMES = frozenset(
@@ -46,16 +31,6 @@ RESERVED_NAMES = frozenset(
     "evaluators extensions source thread_source status error_code error_message".split()
 )
 NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*$")
-
-
-def resolve_row_evaluators(defaults: dict | None, own: dict | None, mode: str = "extend") -> dict[str, Any]:
-    """The evaluator map of one row. Rows without their own map share the defaults object."""
-    base = SYSTEM_DEFAULTS if defaults is None else defaults
-    if not own:
-        return {} if mode == "replace" and own is not None else base
-    if mode == "replace":
-        return own
-    return {**base, **own}
 
 
 def default_custom_dir() -> Path:
@@ -75,7 +50,7 @@ def resolve_evaluators(names_where: dict[str, str], custom_dir: str | os.PathLik
     ``names_where`` maps each name to where it first appears (``items[3]``), for the messages.
     Raises ``EvaluatorConfigError`` (exit code 2) listing all problems.
     """
-    from . import custom
+    from evalkit.evaluators import custom
 
     folder = Path(custom_dir) if custom_dir is not None else default_custom_dir()
     resolved: dict[str, Any] = {}
@@ -118,15 +93,15 @@ def _resolve_one(name: str, where: str, folder: Path, custom) -> Any:
 
 def builtin(name: str):
     """A fresh instance of the built-in evaluator ``name``."""
-    from .retrieval import RETRIEVAL_EVALUATORS
-    from .text import TEXT_EVALUATORS
-    from .toolcalls import TOOLCALL_EVALUATORS
+    from evalkit.evaluators.retrieval import RETRIEVAL_EVALUATORS
+    from evalkit.evaluators.text import TEXT_EVALUATORS
+    from evalkit.evaluators.toolcalls import TOOLCALL_EVALUATORS
 
     table = {**TEXT_EVALUATORS, **RETRIEVAL_EVALUATORS, **TOOLCALL_EVALUATORS}
     if name in table:
         return table[name]()
     if name in LLM_BUILTINS:
-        from .judges import builtin_judge
+        from evalkit.evaluators.llm_judges import builtin_judge
 
         return builtin_judge(name)
     raise EvaluatorConfigError(

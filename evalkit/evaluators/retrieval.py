@@ -73,7 +73,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import CONFIG_ERROR, OptionError, result_frame
+from evalkit.evaluators.base import CONFIG_ERROR, OptionError, result_frame
 
 if TYPE_CHECKING:
     import pandas as pd

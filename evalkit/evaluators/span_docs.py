@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import verdict_frame
+from evalkit.evaluators.base import verdict_frame
 
 NO_SPANS = (
     "no spans were captured for this item: span evaluators read the agent's OpenTelemetry spans, so run the "
@@ -32,8 +32,8 @@ class SpanDocumentEvaluator:
         self.name = self.key = self.score_field = evaluator.name
 
     def score(self, rows, configs: list[dict]):
-        from ..spans import evaluate_spans
-        from ..spans.loading import from_documents
+        from evalkit.spans import evaluate_spans
+        from evalkit.spans.loading import from_documents
 
         n = len(rows)
         scores = np.full(n, np.nan)

@@ -77,7 +77,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .base import CONFIG_ERROR, OptionError, result_frame
+from evalkit.evaluators.base import CONFIG_ERROR, OptionError, result_frame
 
 if TYPE_CHECKING:
     from collections.abc import Callable

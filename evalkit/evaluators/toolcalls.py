@@ -96,7 +96,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import CONFIG_ERROR, OptionError, result_frame
+from evalkit.documents.evaluator_maps import allow_list, resolve_allowed_tools  # noqa: F401 - re-exported
+from evalkit.evaluators.base import CONFIG_ERROR, OptionError, result_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -110,7 +111,6 @@ TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name", "traceloop.entity.name")
 PLUGIN_ATTRIBUTE = "evalkit.tool.plugin"
 FUNCTION_ATTRIBUTE = "evalkit.tool.function"
 HTTP_STATUS_KEYS = ("http.response.status_code", "http.status_code")
-ALLOWED_TOOLS_MODES = ("extend", "replace")
 _SEPARATORS = ("_", ".")
 _OTLP_STATUS = {0: "UNSET", 1: "OK", 2: "ERROR"}
 _SPAN_STATUS_HTTP = {"UNSET": 200, "OK": 200, "ERROR": 500}
@@ -613,41 +613,6 @@ TOOLCALL_EVALUATORS = {"ToolCallSelection": ToolCallSelection, "ToolCallExecutio
 # Allowlists
 
 
-def _allow_list(value: Any, field: str) -> list[str]:
-    if _absent(value):
-        return []
-    if not isinstance(value, _SEQUENCES):
-        raise ValueError(f"{field} must be a list of tool identifiers, got {value!r}")
-    entries = []
-    for entry in value:
-        if not isinstance(entry, str):
-            raise ValueError(f"{field} entries must be strings, got {entry!r}")
-        entry = entry.strip()
-        if entry:
-            entries.append(entry)
-    return entries
-
-
-def resolve_allowed_tools(
-    default_allowed_tools: Any, allowed_tools: Any, mode: str | None = None
-) -> list[str]:
-    """The effective allowlist of an item or turn (upstream 1.11 rules).
-
-    ``extend`` (the default mode) is the union of the defaults and the item list, ``replace`` the item list
-    alone; an absent list counts as empty, so nothing at all gives ``[]`` (no tool call allowed). Entries are
-    trimmed, whitespace-only entries dropped (they could never match), duplicates removed (first kept).
-    Raises ``ValueError`` for an unknown mode or a list that is not a list of strings.
-    """
-    if _absent(mode):
-        mode = "extend"
-    if mode not in ALLOWED_TOOLS_MODES:
-        raise ValueError(f"allowed_tools_mode must be 'extend' or 'replace', got {mode!r}")
-    own = _allow_list(allowed_tools, "allowed_tools")
-    if mode == "replace":
-        return list(dict.fromkeys(own))
-    return list(dict.fromkeys(_allow_list(default_allowed_tools, "default_allowed_tools") + own))
-
-
 def _captured_calls(evidence: Any) -> list[tuple[Identity, str | None]]:
     """(identity, name as captured) of every captured call: spans in call order, or a tool_calls object's
     ``selected_functions`` then ``executions``."""
@@ -672,7 +637,7 @@ def tool_call_not_allowed(spans_or_tool_calls: Any, allowlist: Any) -> str | Non
     """
     if _absent(spans_or_tool_calls):
         return None
-    allowed = set(_allow_list(allowlist, "allowed_tools"))
+    allowed = set(allow_list(allowlist, "allowed_tools"))
     listed = ", ".join(repr(a) for a in sorted(allowed)) if allowed else "empty"
     for identity, raw in _captured_calls(spans_or_tool_calls):
         identifier = tool_identifier(*identity) if _complete(identity) else None

@@ -27,9 +27,9 @@ _API = {
 __all__ = ["JudgeStudio", "JudgeVersion", "LabellingWidget", "styled"]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from .display import styled
-    from .labelling import LabellingWidget
-    from .studio import JudgeStudio, JudgeVersion
+    from evalkit.notebook.display import styled
+    from evalkit.notebook.labelling import LabellingWidget
+    from evalkit.notebook.studio import JudgeStudio, JudgeVersion
 
 
 def __getattr__(name: str):

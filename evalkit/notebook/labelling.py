@@ -6,7 +6,7 @@
     lw.set_label(4, note="polite but curt")                      # the same, from code
     lw.labels_frame()                                            # this evaluator's labels as a DataFrame
 
-Labels are stored with ``evalkit.labels.Labels`` (keyed by item, turn and evaluator) in the labels file
+Labels are stored with ``evalkit.analysis.labels.Labels`` (keyed by item, turn and evaluator) in the labels file
 beside the eval document (``<stem>.labels.json``) or at ``labels_path``; every label is saved at once, so
 closing the notebook loses nothing, and opening the widget again shows the labels already given. All the
 storage goes through ``_load_labels`` / ``_store_label``, the only two methods that know the file.
@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import EvalkitError
+from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -82,7 +82,7 @@ class LabellingWidget:
     # Storage (the only code that knows the labels file) ----------------------------------------------
     def _load_labels(self) -> None:
         """(Re)read the labels file; a missing file means no labels yet."""
-        from ..labels import Labels
+        from evalkit.analysis.labels import Labels
 
         self._labels = Labels.load(self.labels_path, missing_ok=True, labeller=self.labeller)
 
@@ -338,13 +338,13 @@ def _rows_to_label(df: pd.DataFrame, evaluator: str) -> pd.DataFrame:
 
 
 def _default_path(df: pd.DataFrame) -> Path:
-    from ..labels import labels_path
+    from evalkit.analysis.labels import labels_path
 
     return labels_path(df)
 
 
 def _score_column(evaluator: str) -> str:
-    from ..evaluators.base import score_column
+    from evalkit.evaluators.base import score_column
 
     return score_column(evaluator)
 

@@ -36,8 +36,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import EvalkitError
-from ..prompty import _FRONT_MATTER, _ROLE, Prompty
+from evalkit.errors import EvalkitError
+from evalkit.judges.prompty import _FRONT_MATTER, _ROLE, Prompty
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -226,7 +226,7 @@ class JudgeStudio:
                 f"{module} is a code-only evaluator (there is no {self.name}.prompty beside it); JudgeStudio "
                 "edits LLM judges. Add a .prompty to make it one, or choose another name."
             )
-        from ..evaluators.registry import RESERVED_NAMES
+        from evalkit.evaluators.registry import RESERVED_NAMES
 
         if self.name in RESERVED_NAMES:
             raise EvalkitError(
@@ -335,7 +335,7 @@ class JudgeStudio:
         self.set_front_matter("".join(lines))
 
     def prompty(self) -> Prompty:
-        """The draft as a ``evalkit.prompty.Prompty`` (raises ValueError on invalid front matter)."""
+        """The draft as a ``evalkit.judges.prompty.Prompty`` (raises ValueError on invalid front matter)."""
         return Prompty(self.home / f"{self.name}.prompty", self.front_matter, self._body)
 
     def render(self, row: Any = None) -> list[dict]:
@@ -540,8 +540,7 @@ class JudgeStudio:
         use the studio's ``threshold`` and ``options``. The run becomes a new entry of ``versions``.
         """
         import evalkit
-
-        from ..documents import CASE_COLUMNS
+        from evalkit.documents.case_table import CASE_COLUMNS
 
         if rows is None:
             rows = self.rows if self.rows is not None else self.sample()
@@ -698,7 +697,7 @@ def _sha256(text: str) -> str:
 
 
 def _split(text: str) -> tuple[str, str]:
-    """(front matter, body) with the loader's rules (``evalkit.prompty``): front matter is what stands
+    """(front matter, body) with the loader's rules (``evalkit.judges.prompty``): front matter is what stands
     between the first ``---`` line and the last one."""
     text = text.replace("\r\n", "\n")
     match = _FRONT_MATTER.search(text)
@@ -749,7 +748,7 @@ def _class_name(name: str) -> str:
 
 def _scaffold_texts(name: str) -> tuple[str, str]:
     """The ``.prompty`` and ``.py`` that ``evalkit new NAME --llm`` writes (it also checks the name)."""
-    from ..commands.new import scaffold
+    from evalkit.evaluators.scaffold import scaffold
 
     with tempfile.TemporaryDirectory(prefix="evalkit-scaffold-") as folder:
         scaffold(name, folder, llm=True)
@@ -787,7 +786,7 @@ def _write_judge(
     paths = [home / f"{name}.prompty", home / f"{name}.py"]
     for path, text in zip(paths, (prompt_text, wrapper_text)):
         if atomic:
-            from ..atomic import atomic_write
+            from evalkit.documents.atomic import atomic_write
 
             with atomic_write(path) as handle:
                 handle.write(text)
@@ -1006,7 +1005,7 @@ class StudioView:
     def _compare_clicked(self, _button=None) -> None:
         import html
 
-        from .display import styled
+        from evalkit.notebook.display import styled
 
         try:
             table = self.studio.compare_versions(self.compare_a.value, self.compare_b.value)
@@ -1021,7 +1020,7 @@ class StudioView:
         """Bring every panel up to date with the studio (called after each studio change)."""
         import html
 
-        from .display import styled
+        from evalkit.notebook.display import styled
 
         studio = self.studio
         self._syncing = True

@@ -11,7 +11,7 @@ A span evaluator is a plain AWS Lambda handler, so the same file is deployed to 
 
 from __future__ import annotations
 
-from .lambda_runner import (
+from evalkit.spans.lambda_runner import (
     DEFAULT_TIMEOUT,
     LEVELS,
     PAYLOAD_LIMIT,
@@ -22,8 +22,8 @@ from .lambda_runner import (
     read_response,
     results_frame,
 )
-from .loading import COLUMNS, load, sessions
-from .online import online_frame, pass_rate_over_time, serve
+from evalkit.spans.loading import COLUMNS, load, sessions
+from evalkit.spans.online import online_frame, pass_rate_over_time, serve
 
 __all__ = [
     "COLUMNS",

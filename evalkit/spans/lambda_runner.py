@@ -44,7 +44,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import EvalkitError, EvaluatorConfigError
+from evalkit.errors import EvalkitError, EvaluatorConfigError
 
 log = logging.getLogger("evalkit.spans")
 
@@ -234,7 +234,7 @@ def evaluate_spans(
     stops the run.
     """
     if not isinstance(spans, pd.DataFrame):
-        from .loading import load
+        from evalkit.spans.loading import load
 
         spans = load(spans)
     resolved = _resolve(evaluators, custom_dir)

@@ -33,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import EvalkitError
+from evalkit.errors import EvalkitError
 
 #: Frame columns, in order.
 COLUMNS = (
@@ -683,7 +683,7 @@ def _text(value: Any) -> str | None:
 
 
 def _warn(source: str, problems: list[str]) -> None:
-    from ..versions import EvalkitWarning
+    from evalkit.documents.versions import EvalkitWarning
 
     shown = problems[:SHOWN_PROBLEMS]
     more = len(problems) - len(shown)

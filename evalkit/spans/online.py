@@ -54,10 +54,10 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import EvalkitError
-from . import loading
-from .lambda_runner import DEFAULT_TIMEOUT, SpanEvaluator, evaluate_spans, load_span_evaluator
-from .store import Store
+from evalkit.errors import EvalkitError
+from evalkit.spans import loading
+from evalkit.spans.lambda_runner import DEFAULT_TIMEOUT, SpanEvaluator, evaluate_spans, load_span_evaluator
+from evalkit.spans.store import Store
 
 log = logging.getLogger("evalkit.spans.online")
 

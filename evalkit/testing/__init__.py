@@ -7,6 +7,6 @@ pytest: ``pytest_plugins = ["evalkit.testing.pytest_plugin"]`` gives the ``model
 
 from __future__ import annotations
 
-from .server import ModelServer, Reply, heuristic_judge
+from evalkit.testing.server import ModelServer, Reply, heuristic_judge
 
 __all__ = ["ModelServer", "Reply", "heuristic_judge"]

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from ..offline import quiet_llm_libraries
-from .server import ModelServer
+from evalkit.judges.offline import quiet_llm_libraries
+from evalkit.testing.server import ModelServer
 
 
 def pytest_configure(config: pytest.Config) -> None:

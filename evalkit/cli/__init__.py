@@ -1,0 +1,62 @@
+"""The ``evalkit`` command line: ``run``, ``validate``, ``new``, ``cache``, ``compare``, ``report``, ``spans``.
+
+User mistakes print ``Error: ...`` with no traceback and exit with the code the mistake calls for:
+2 invalid input or evaluator configuration, 3 missing environment configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import warnings
+
+from evalkit import __version__
+from evalkit.cli import cache, compare, new, report, run, spans, validate
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="evalkit", description="Evaluate LLM agents from eval documents.")
+    parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in (run, validate, new, cache, compare, report, spans):
+        module.register(subparsers)
+    return parser
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"Warning: {message}", file=sys.stderr)
+
+
+def setup_logging(level: str = "warning") -> None:
+    """Log to stderr; ``debug`` shows discovery decisions and per-evaluator timings."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("evalkit")
+    root.handlers[:] = [handler]
+    root.setLevel(getattr(logging, level.upper()))
+    root.propagate = False
+
+
+def main(argv: list[str] | None = None) -> int:
+    from evalkit.errors import EvalkitError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    setup_logging(getattr(args, "log_level", "warning"))
+    warnings.showwarning = _show_warning
+    try:
+        return args.func(args)
+    except EvalkitError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

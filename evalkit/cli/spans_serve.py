@@ -1,0 +1,168 @@
+"""``evalkit spans serve`` and ``evalkit spans status``: online evaluation of live OTLP spans.
+
+``serve`` runs an OTLP/HTTP receiver on ``--host``/``--port`` (loopback and 4318 by default) that stores spans
+in ``--store DIR`` and scores a sample of the sessions that went quiet for ``--session-timeout`` with up to 10
+Lambda-style evaluators, writing ``DIR/results.jsonl`` and ``DIR/metrics.jsonl`` (see
+``evalkit.spans.online``). ``status`` summarises a store: sessions per state and pass rates per evaluator.
+
+Both are added to the ``spans`` command group by ``register(commands)``, where ``commands`` is that group's
+subparsers object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+
+from evalkit.cli.run import parse_rate
+from evalkit.errors import EvalkitError
+
+
+def register(commands) -> None:
+    """Add ``serve`` and ``status`` to the ``spans`` subcommands."""
+    sv = commands.add_parser(
+        "serve",
+        help="receive OTLP spans and evaluate completed sessions continuously (online evaluation)",
+        description="An OTLP/HTTP receiver (POST /v1/traces, protobuf or JSON) that stores spans durably in "
+        "DIR/store.sqlite3 and, once a session has had no span for --session-timeout, runs the evaluators on "
+        "the sampled sessions, writing DIR/results.jsonl (gen_ai.evaluation.result events) and "
+        "DIR/metrics.jsonl (CloudWatch EMF).",
+    )
+    sv.add_argument("--store", metavar="DIR", required=True, help="store folder (created if missing)")
+    sv.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, loopback only)")
+    sv.add_argument("--port", type=int, default=4318, help="port (default 4318, the OTLP/HTTP port; 0: any)")
+    sv.add_argument(
+        "--session-timeout",
+        metavar="DURATION",
+        default="15m",
+        help="inactivity after which a session is complete: 15m, 1h, 30s (default 15m)",
+    )
+    sv.add_argument(
+        "--sampling",
+        metavar="PERCENT",
+        type=_percentage,
+        default=100.0,
+        help="percentage of sessions evaluated, 0-100 (default 100), decided by a hash of the session id",
+    )
+    sv.add_argument(
+        "--evaluator",
+        metavar="NAME[:LEVEL]",
+        action="append",
+        default=[],
+        help="span evaluator custom-evaluators/NAME/NAME.py (repeat, up to 10)",
+    )
+    sv.add_argument(
+        "--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)"
+    )
+    sv.add_argument(
+        "--filter",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="evaluate only sessions with a span whose attribute matches: KEY=VALUE, KEY!=VALUE, KEY~=VALUE "
+        "(contains), KEY>N, KEY<N; repeat for several (all must match)",
+    )
+    sv.add_argument("--token", help="require the header Authorization: Bearer TOKEN")
+    sv.add_argument(
+        "--alarm-threshold",
+        metavar="RATE",
+        type=parse_rate,
+        help="alarm when an evaluator's pass rate over --alarm-window drops below RATE (0-1 or 80%%)",
+    )
+    sv.add_argument("--alarm-window", metavar="DURATION", default="1h", help="alarm window (default 1h)")
+    sv.add_argument("--alarm-webhook", metavar="URL", help="POST each alarm as JSON to URL")
+    sv.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=float,
+        default=300.0,
+        help="per evaluator call (default 300, as Lambda)",
+    )
+    sv.add_argument(
+        "--namespace",
+        default="Bedrock-AgentCore/Evaluations",
+        help="EMF metric namespace (default %(default)s)",
+    )
+    sv.set_defaults(func=serve_main)
+
+    st = commands.add_parser(
+        "status",
+        help="sessions and pass rates of an online evaluation store",
+        description="Sessions open, complete, evaluated and skipped, and each evaluator's pass rate over the "
+        "last hour and the last day.",
+    )
+    st.add_argument("--store", metavar="DIR", required=True, help="store folder of evalkit spans serve")
+    st.set_defaults(func=status_main)
+
+
+def _percentage(text: str) -> float:
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage between 0 and 100")
+    return value
+
+
+def serve_main(args) -> int:
+    from evalkit.spans.online import serve
+
+    server = serve(
+        args.store,
+        evaluators=args.evaluator,
+        custom_dir=args.custom_dir,
+        host=args.host,
+        port=args.port,
+        session_timeout=args.session_timeout,
+        sampling=args.sampling,
+        filters=args.filter,
+        token=args.token,
+        alarm_threshold=args.alarm_threshold,
+        alarm_window=args.alarm_window,
+        alarm_webhook=args.alarm_webhook,
+        namespace=args.namespace,
+        evaluator_timeout=args.timeout,
+    )
+    try:
+        server.start()
+    except OSError as exc:
+        raise EvalkitError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    print(f"Receiving OTLP spans on {server.url} (store {args.store}); Ctrl-C to stop", flush=True)
+    stopped = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    try:
+        while not stopped.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        server.stop()
+    print("Stopped.")
+    return 0
+
+
+def status_main(args) -> int:
+    from evalkit.spans.online import status
+
+    info = status(args.store)
+    counts = info["counts"]
+    print(
+        f"Sessions: {counts['open']} open, {counts['complete']} complete, {counts['evaluated']} evaluated, "
+        f"{counts['skipped']} skipped; {counts['spans']} spans stored"
+    )
+    names = sorted(set(info["hour"]) | set(info["day"]))
+    if not names:
+        print("No results yet.")
+        return 0
+    width = max(len(n) for n in names)
+    print(f"  {'evaluator':<{width}}  {'last hour':>20}  {'last day':>20}")
+    for name in names:
+        cells = []
+        for window in ("hour", "day"):
+            ok, total = info[window].get(name, (0, 0))
+            cells.append(f"{ok / total:.1%} ({ok}/{total})" if total else "-")
+        print(f"  {name:<{width}}  {cells[0]:>20}  {cells[1]:>20}")
+    return 0

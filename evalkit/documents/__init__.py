@@ -1,0 +1,14 @@
+"""Eval documents <-> the case table: the bottom layer, which every other package reads through.
+
+- ``case_table``: ``load`` (schema v1 and legacy forms) into one DataFrame row per item or per thread turn;
+  ``columns``: the case table's column names and where each evaluator's scores go.
+- ``validation`` (with ``schema/``, evalkit's own copy of the upstream schema with the seeds' differences),
+  ``versions`` (schema versions and in-memory upgrades).
+- ``evaluator_maps``: built-in evaluator names, ``default_evaluators`` / ``evaluators_mode`` resolution per
+  row, tool allowlists.
+- ``statuses``: row and thread statuses by the upstream rules.
+- ``results`` (``scores`` objects, streamed ``results.json``), ``write_back`` (``to_document``),
+  ``run_reader`` (``read_run``: a results file back into a scored case table), ``atomic`` (atomic writes).
+
+May import: ``evalkit.errors`` only.
+"""

@@ -1,0 +1,124 @@
+"""Eval documents <-> the case table: one DataFrame row per single-turn item or per turn of a thread.
+
+``load`` reads schema-v1 documents (and upgrades legacy forms in memory); ``to_document`` writes back
+everything that was read (metadata, extensions, unknown root fields, per-item fields evalkit does not act
+on yet such as ``tags`` and ``allowed_tools``) enriched with whatever the case table gained: responses,
+scores, statuses, errors and thread summaries.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from evalkit.documents.evaluator_maps import resolve_allowed_tools, resolve_row_evaluators
+from evalkit.documents.validation import read_json, validate_document
+from evalkit.documents.versions import upgrade
+
+#: Case-table columns, in order. ``source`` is the item's (or turn's) own dict as read and
+#: ``thread_source`` the enclosing thread without its turns: they make the round trip exact.
+CASE_COLUMNS = (
+    "item",
+    "turn",
+    "thread",
+    "prompt",
+    "expected_response",
+    "context",
+    "response",
+    "citations",
+    "retrieval_executions",
+    "tool_calls",
+    "spans",
+    "evaluators",
+    "extensions",
+    "source",
+    "thread_source",
+)
+
+
+def load(doc: str | os.PathLike | dict | list, *, validate: bool = True) -> pd.DataFrame:
+    """Read an eval document (a path, or an already parsed dict / legacy list) into a case table.
+
+    The document-level fields live in ``df.attrs["evalkit"]["document"]`` (the root without ``items``);
+    each row's ``evaluators`` holds its resolved evaluator map (defaults plus the item's own map under
+    ``evaluators_mode`` extend / replace).
+    """
+    if isinstance(doc, (str, os.PathLike)):
+        source = str(doc)
+        raw = read_json(doc)
+    else:
+        source = "<document>"
+        raw = copy.deepcopy(doc)
+    data = upgrade(raw, source)
+    if validate:
+        validate_document(data, source)
+    return _case_table(data, source)
+
+
+def _case_table(data: dict, source: str) -> pd.DataFrame:
+    """Build the case table column by column (one list comprehension per column, no per-row dicts)."""
+    root = {k: v for k, v in data.items() if k != "items"}
+    defaults = root.get("default_evaluators")
+    items = data["items"]
+    if not any("turns" in item for item in items):
+        entries, item_ids = items, list(range(len(items)))
+        turns = threads = thread_sources = [None] * len(items)
+    else:
+        entries, item_ids, turns, threads, thread_sources = [], [], [], [], []
+        for index, item in enumerate(items):
+            if "turns" not in item:
+                entries.append(item)
+                item_ids.append(index)
+                turns.append(None)
+                threads.append(None)
+                thread_sources.append(None)
+                continue
+            thread_source = {k: v for k, v in item.items() if k != "turns"}
+            name = item.get("conversation_id") or item.get("name")
+            for turn_index, turn in enumerate(item["turns"]):
+                entries.append(turn)
+                item_ids.append(index)
+                turns.append(turn_index)
+                threads.append(name)
+                thread_sources.append(thread_source)
+
+    columns = {
+        "item": item_ids,
+        "turn": pd.array(turns, dtype="Int64"),
+        "thread": threads,
+        "prompt": [e.get("prompt", "") for e in entries],
+        "expected_response": [e.get("expected_response", "") for e in entries],
+        "context": [e.get("context", "") for e in entries],
+        "response": [e.get("response") for e in entries],
+        "citations": [e.get("citations") or [] for e in entries],
+        "retrieval_executions": [
+            (e.get("diagnostics") or {}).get("retrieval_executions") or [] for e in entries
+        ],
+        "tool_calls": [(e.get("diagnostics") or {}).get("tool_calls") for e in entries],
+        "spans": [[] for _ in entries],
+        "evaluators": [
+            resolve_row_evaluators(defaults, e.get("evaluators"), e.get("evaluators_mode", "extend"))
+            for e in entries
+        ],
+        "extensions": [e.get("extensions") or {} for e in entries],
+        "source": entries,
+        "thread_source": thread_sources,
+    }
+    frame = pd.DataFrame(columns, columns=list(CASE_COLUMNS))
+    if "default_allowed_tools" in root or any("allowed_tools" in e for e in entries):
+        default = root.get("default_allowed_tools")
+        frame["allowed_tools"] = [
+            resolve_allowed_tools(default, e.get("allowed_tools"), e.get("allowed_tools_mode", "extend"))
+            for e in entries
+        ]
+    frame.attrs["evalkit"] = {"document": root, "source": source}
+    return frame
+
+
+def document_path(df: pd.DataFrame) -> Path | None:
+    """The file the case table was loaded from, when it came from a file."""
+    source = df.attrs.get("evalkit", {}).get("source")
+    return Path(source) if source and not source.startswith("<") else None

@@ -1,0 +1,61 @@
+"""Schema versions evalkit reads, and the in-memory upgrade of older document forms."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+from evalkit.errors import DocumentError
+
+#: The newest upstream schema version evalkit knows; upgraded documents are stamped with it.
+LATEST_VERSION = "1.11.0"
+_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+
+
+class EvalkitWarning(UserWarning):
+    """Something evalkit did on the user's behalf that they should know about (an upgrade, a guess)."""
+
+
+def upgrade(doc, source: str):
+    """Return a schema-v1 document for ``doc``: legacy forms are upgraded in memory, never on disk.
+
+    - a bare array ``[{"prompt", "expected_response"}, ...]`` becomes ``{"schemaVersion", "items"}``;
+    - an object without ``schemaVersion`` gets one;
+    - a future major version (2.x and later) is refused, naming the version.
+    """
+    if isinstance(doc, list):
+        warnings.warn(
+            f"{source}: legacy bare-array document upgraded in memory to schemaVersion {LATEST_VERSION} "
+            "(the file is unchanged).",
+            EvalkitWarning,
+            stacklevel=3,
+        )
+        return {"schemaVersion": LATEST_VERSION, "items": doc}
+    if not isinstance(doc, dict):
+        raise DocumentError(
+            f"{source}: an eval document is a JSON object with 'schemaVersion' and 'items' "
+            f"(or a legacy array of items), not {type(doc).__name__}."
+        )
+    version = doc.get("schemaVersion")
+    if version is None:
+        warnings.warn(
+            f"{source}: no 'schemaVersion'; read as {LATEST_VERSION} (the file is unchanged; add "
+            f'"schemaVersion": "{LATEST_VERSION}" to silence this).',
+            EvalkitWarning,
+            stacklevel=3,
+        )
+        return {"schemaVersion": LATEST_VERSION, **doc}
+    match = _VERSION.match(version) if isinstance(version, str) else None
+    if match and int(match.group(1)) >= 2:
+        raise DocumentError(
+            f"{source}: schemaVersion {version!r} is not supported: evalkit reads schema v1 "
+            f"(1.0.0 to {LATEST_VERSION}). Upgrade evalkit, or write the document for schema v1."
+        )
+    if match and int(match.group(1)) == 1 and int(match.group(2)) > int(LATEST_VERSION.split(".")[1]):
+        warnings.warn(
+            f"{source}: schemaVersion {version} is newer than the newest evalkit knows ({LATEST_VERSION}); "
+            "fields it does not know are kept but not acted on.",
+            EvalkitWarning,
+            stacklevel=3,
+        )
+    return doc

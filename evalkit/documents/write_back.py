@@ -1,0 +1,144 @@
+"""The case table back to an eval document: everything that was read (metadata, extensions, unknown root
+fields, per-item fields evalkit does not act on such as ``tags``) enriched with what the case table gained:
+responses, scores, statuses, errors and thread summaries. Items stream one at a time, so large results
+never sit in memory as one document.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalkit.documents.results import iter_score_collections
+from evalkit.documents.statuses import thread_summary
+
+
+def to_document(df: pd.DataFrame) -> dict[str, Any]:
+    """Write the case table back as an eval document, enriched with what scoring added."""
+    root = document_root(df)
+    root["items"] = list(iter_items(df))
+    return root
+
+
+def document_root(df: pd.DataFrame) -> dict[str, Any]:
+    """The document's fields other than ``items`` (schemaVersion, metadata, defaults, root extras)."""
+    meta = df.attrs.get("evalkit", {})
+    return copy.deepcopy(meta.get("document") or {"schemaVersion": "1.11.0"})
+
+
+def iter_items(df: pd.DataFrame) -> Iterator[dict]:
+    """The document's items one at a time, in document order, so large results stream to disk.
+
+    Rows are written back in (item, turn) order whatever order the table is in; the turns of a thread are
+    gathered under their thread, which gets a ``summary`` once its turns have statuses.
+    """
+    meta = df.attrs.get("evalkit", {})
+    scored = bool(meta.get("scored")) or "status" in df.columns
+    order = np.lexsort((df["turn"].fillna(-1).to_numpy(dtype=np.int64), df["item"].to_numpy(dtype=np.int64)))
+    if (np.diff(order) == 1).all():
+        order = None  # already in document order: skip the reindexing
+
+    def column(name: str, default=None) -> list:
+        if name not in df.columns:
+            return [default] * len(df)
+        values = df[name].tolist()
+        return values if order is None else [values[i] for i in order]
+
+    scores = iter_score_collections(df, order) if scored else iter([None] * len(df))
+    rows = zip(
+        column("item"),
+        column("turn"),
+        *(column(c) for c in ("prompt", "expected_response", "context", "response", "citations")),
+        column("retrieval_executions"),
+        column("tool_calls"),
+        column("extensions"),
+        column("source"),
+        column("thread_source"),
+        scores,
+        column("status"),
+        column("error_code"),
+        column("error_message"),
+    )
+    thread: dict | None = None
+    thread_item = None
+    for (
+        item,
+        turn,
+        prompt,
+        expected,
+        context,
+        response,
+        citations,
+        executions,
+        calls,
+        ext,
+        src,
+        tsrc,
+        sc,
+        st,
+        code,
+        msg,
+    ) in rows:
+        src = src if isinstance(src, dict) else {}
+        entry = dict(src)
+        entry["prompt"] = prompt
+        _put_text(entry, src, "expected_response", expected)
+        _put_text(entry, src, "context", context)
+        if isinstance(response, str):
+            entry["response"] = response
+        _put_list(entry, src, "citations", citations)
+        if executions or isinstance(calls, dict) or "diagnostics" in entry:
+            diagnostics = dict(entry.get("diagnostics") or {})
+            if executions:
+                diagnostics["retrieval_executions"] = executions
+            if isinstance(calls, dict):
+                diagnostics["tool_calls"] = calls
+            entry["diagnostics"] = diagnostics
+        if ext or "extensions" in entry:
+            entry["extensions"] = ext
+        if isinstance(st, str):
+            entry["scores"] = sc if sc is not None else {}
+            entry["status"] = st
+            if isinstance(code, str) and code:
+                entry["error"] = {"code": code, "message": msg}
+            else:
+                entry.pop("error", None)
+        is_turn = not (turn is None or turn is pd.NA)
+        if thread is not None and (not is_turn or item != thread_item):
+            yield _finish_thread(thread, scored)
+            thread = None
+        if not is_turn:
+            yield entry
+            continue
+        if thread is None:
+            thread, thread_item = dict(tsrc or {}), item
+            thread["turns"] = []
+        thread["turns"].append(entry)
+    if thread is not None:
+        yield _finish_thread(thread, scored)
+
+
+def _finish_thread(thread: dict, scored: bool) -> dict:
+    if scored and all("status" in t for t in thread["turns"]):
+        thread["summary"] = thread_summary([t["status"] for t in thread["turns"]])
+    return thread
+
+
+def _put_text(entry: dict, src: dict, key: str, value: Any) -> None:
+    if value.__class__ is str:
+        if value or key in src:
+            entry[key] = value
+    elif key in src:
+        entry[key] = ""
+
+
+def _put_list(entry: dict, src: dict, key: str, value: Any) -> None:
+    if isinstance(value, list):
+        if value or key in src:
+            entry[key] = list(value)
+    elif key in src:
+        entry[key] = []

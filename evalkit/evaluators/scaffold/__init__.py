@@ -1,0 +1,43 @@
+"""Scaffolds of working custom evaluators (``evalkit new NAME [--llm]``, JudgeStudio's new judges).
+
+The ``*.txt`` files beside this module are the templates: a code-only evaluator, or an LLM judge's ``.py``
+wrapper and ``.prompty``, both in the seed's contract.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from evalkit.errors import EvalkitError
+from evalkit.evaluators.registry import BUILTIN_NAMES, NAME_PATTERN, builtin_collision
+
+
+def scaffold(name: str, custom_dir: str | Path = "custom-evaluators", *, llm: bool = False) -> list[Path]:
+    """Create ``custom_dir/name/`` with a working evaluator; returns the files written."""
+    if not NAME_PATTERN.match(name):
+        raise EvalkitError(
+            f"'{name}' is not a valid evaluator name: start with a letter, then letters, digits or _."
+        )
+    if name in BUILTIN_NAMES or builtin_collision(name):
+        raise EvalkitError(
+            f"'{name}' collides with a built-in evaluator name (compared case-insensitively); "
+            f"choose a prefixed name such as 'domain_{name.lower()}'."
+        )
+    home = Path(custom_dir) / name
+    if home.exists():
+        raise EvalkitError(f"{home} already exists; choose another name or edit that evaluator.")
+    class_name = "".join(part[:1].upper() + part[1:] for part in name.split("_") if part) + "Evaluator"
+    templates = (
+        [("llm.py.txt", f"{name}.py"), ("llm.prompty.txt", f"{name}.prompty")]
+        if llm
+        else [("code.py.txt", f"{name}.py")]
+    )
+    home.mkdir(parents=True)
+    written = []
+    for template, target in templates:
+        text = resources.files(__name__).joinpath(template).read_text(encoding="utf-8")
+        path = home / target
+        path.write_text(text.format(name=name, class_name=class_name), encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,13 @@
+"""Everything that calls a judge model: configuration, the adaptive pool, the cache, ``.prompty`` files.
+
+- ``models``: the judge model from the environment / ``.env`` (Azure OpenAI or any OpenAI-compatible endpoint).
+- ``pool``: bounded, adaptive concurrency (AIMD on 429s), retries with backoff and ``Retry-After``, deadlines.
+- ``cache``: judgments in SQLite, keyed by evaluator identity, model, parameters and inputs.
+- ``prompty``: reading ``.prompty`` files and rendering azure-ai-evaluation's own built-in prompts.
+- ``offline``: switches that keep promptflow and azure-ai-evaluation from phoning home.
+
+The built-in LLM judges themselves are evaluators (``evalkit.evaluators.llm_judges``): they implement the
+evaluator protocol and use this package to reach the model.
+
+May import: ``evalkit.documents``, ``evalkit.errors``.
+"""

@@ -1,0 +1,410 @@
+"""Plotly figures of scored case tables and comparisons, for notebooks and reports.
+
+    from evalkit.reporting import charts
+    charts.pass_rates(scored).show()
+    charts.comparison_deltas(evalkit.analysis.comparison.compare(a, b))
+
+Every function returns a ``plotly.graph_objects.Figure`` and takes plain evalkit objects (a scored case table,
+a :class:`~evalkit.analysis.comparison.Comparison`, or two sequences of labels), so the same call works in Jupyter, VS Code
+or a report. plotly is imported inside the functions: ``import evalkit`` must stay fast.
+
+Text that comes from a run (evaluator names, thread names, prompts in hover labels) is passed through
+:func:`plain` first. Plotly already keeps it out of the page's HTML (it escapes its JSON and writes text as SVG
+text), but it reads a small HTML-like markup *inside* labels (``<b>``, ``<br>``, ``<a href>``): without
+:func:`plain`, a thread named ``<a href=...>`` would become a link in the chart. Titles are fixed strings plus
+numbers and such plain names; no raw HTML ever goes into a title.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from evalkit.analysis.summaries import (
+    STATUS_ROW,
+    STATUSES,
+    numeric_scores,
+    scored_evaluators,
+    status_counts,
+    summary,
+)
+from evalkit.documents.columns import score_column
+
+if TYPE_CHECKING:  # pragma: no cover
+    import plotly.graph_objects as go
+
+    from evalkit.analysis.comparison import Comparison
+
+__all__ = [
+    "agreement_heatmap",
+    "comparison_deltas",
+    "pass_rates",
+    "plain",
+    "score_distribution",
+    "status_breakdown",
+    "thread_turns",
+]
+
+#: Colours of the statuses, as in report.html.
+STATUS_COLORS = {"pass": "#1a7f37", "fail": "#cf222e", "partial": "#bc4c00", "error": "#d4a000"}
+UP, DOWN, FLAT = "#1a7f37", "#cf222e", "#8c959f"
+#: Longest run text shown in a hover label.
+HOVER_LIMIT = 200
+
+
+def plain(value: Any, limit: int | None = None) -> str:
+    """``value`` as text that plotly shows literally: ``&``, ``<`` and ``>`` become entities plotly decodes.
+
+    Plotly interprets ``<b>``, ``<br>``, ``<a href>`` and friends in titles, tick labels and hover text; the
+    entities ``&amp;``, ``&lt;``, ``&gt;`` are shown as the characters themselves, so the label reads exactly
+    like the run's text and never becomes markup. ``limit`` cuts long texts (marked with "…").
+    """
+    text = "" if value is None or value is pd.NA else str(value)
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + "\u2026"
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _go():
+    import plotly.graph_objects as go
+
+    return go
+
+
+def _layout(figure, title: str, **extra) -> None:
+    figure.update_layout(
+        title={"text": title}, template="plotly_white", margin={"l": 60, "r": 30, "t": 60, "b": 60}, **extra
+    )
+
+
+def pass_rates(df: pd.DataFrame) -> go.Figure:
+    """One bar per evaluator: its pass rate, passed / (passed + failed), errors excluded (as in ``summary``).
+
+    Hover shows the counts; an evaluator whose every row errored has no bar (its rate is undefined).
+    """
+    go = _go()
+    table = summary(df)
+    table = table[table.index != STATUS_ROW]
+    names = [plain(n) for n in table.index]
+    rates = [None if math.isnan(r) else float(r) for r in table["pass_rate"]]
+    counts = [
+        f"{int(r.passed)} pass, {int(r.failed)} fail, {int(r.errored)} error"
+        for r in table[["passed", "failed", "errored"]].itertuples()
+    ]
+    figure = go.Figure(
+        go.Bar(
+            x=names,
+            y=rates,
+            text=[None if r is None else f"{r:.0%}" for r in rates],
+            textposition="outside",
+            customdata=counts,
+            hovertemplate="%{x}<br>pass rate %{y:.1%}<br>%{customdata}<extra></extra>",
+            marker_color=STATUS_COLORS["pass"],
+            name="pass rate",
+        )
+    )
+    _layout(figure, "Pass rate per evaluator", yaxis={"range": [0, 1.08], "tickformat": ".0%"})
+    return figure
+
+
+def _evaluator(df: pd.DataFrame, key: str) -> dict[str, Any]:
+    for ev in scored_evaluators(df):
+        if key in (ev["key"], ev.get("name")):
+            return ev
+    raise KeyError(f"no evaluator {key!r} is scored in this table")
+
+
+def score_distribution(df: pd.DataFrame, key: str) -> go.Figure:
+    """The scores of evaluator ``key`` (its key or name) over the rows that asked for it.
+
+    1-5 judges (LLM evaluators, or any evaluator whose scores are all whole numbers from 1 to 5 with at least one
+    above 1) get five categorical bins, empty ones included, so two runs' charts line up. Boolean scores
+    (exactMatch) get two bins, false and true. Anything else is a histogram of the numeric scores.
+    """
+    go = _go()
+    ev = _evaluator(df, key)
+    column = ev["key"]
+    asked = df[f"{column}_result"].notna().to_numpy() if f"{column}_result" in df.columns else None
+    scores = score_column(column)
+    raw = df[scores] if scores in df.columns else pd.Series([], dtype=float)
+    values = numeric_scores(raw)
+    if asked is not None and len(values):
+        values = values[asked]
+    values = values[np.isfinite(values)]
+    name = plain(ev.get("name", column))
+    present = raw.dropna().tolist()
+    is_bool = bool(present) and all(isinstance(v, (bool, np.bool_)) for v in present)
+    whole = bool(len(values)) and bool(np.all(values == np.round(values)))
+    judge = ev.get("is_llm") is True or (
+        whole and values.min() >= 1 and values.max() <= 5 and bool((values > 1).any())
+    )
+    if is_bool:
+        labels = ["false", "true"]
+        counts = [int((values == 0).sum()), int((values == 1).sum())]
+        trace = go.Bar(x=labels, y=counts, name=name, marker_color=STATUS_COLORS["pass"])
+    elif judge:
+        labels = ["1", "2", "3", "4", "5"]
+        counts = [int((values == k).sum()) for k in range(1, 6)]
+        trace = go.Bar(x=labels, y=counts, name=name, marker_color=STATUS_COLORS["pass"])
+    else:
+        trace = go.Histogram(x=values.tolist(), name=name, marker_color=STATUS_COLORS["pass"])
+    figure = go.Figure(trace)
+    _layout(
+        figure,
+        f"Scores of {name} ({len(values)} rows)",
+        xaxis={"title": {"text": "score"}, **({"type": "category"} if is_bool or judge else {})},
+        yaxis={"title": {"text": "rows"}},
+        bargap=0.1,
+    )
+    return figure
+
+
+def status_breakdown(df: pd.DataFrame) -> go.Figure:
+    """One bar per row status (pass, fail, partial, error), coloured as in report.html."""
+    go = _go()
+    counts = status_counts(df)
+    total = counts["total"]
+    figure = go.Figure(
+        go.Bar(
+            x=list(STATUSES),
+            y=[counts[s] for s in STATUSES],
+            marker_color=[STATUS_COLORS[s] for s in STATUSES],
+            text=[f"{counts[s]} ({counts[s] / total:.0%})" if total else "0" for s in STATUSES],
+            textposition="outside",
+            hovertemplate="%{x}: %{y} rows<extra></extra>",
+            name="rows",
+        )
+    )
+    _layout(figure, f"Row status ({total} rows)", yaxis={"title": {"text": "rows"}})
+    return figure
+
+
+def thread_turns(df: pd.DataFrame) -> go.Figure:
+    """Turn-by-turn status of every multi-turn thread: one heatmap row per thread, one column per turn.
+
+    Cells are coloured by status (pass, fail, partial, error; blank where a thread has fewer turns); hovering a
+    cell shows the turn's prompt. Without threads the figure has no trace, only a note.
+    """
+    go = _go()
+    if "turn" in df.columns:
+        turns = pd.array(df["turn"], dtype="Int64")
+        mask = ~np.asarray(turns.isna(), dtype=bool)
+    else:
+        mask = np.zeros(len(df), dtype=bool)
+    figure = go.Figure()
+    if not mask.any():
+        figure.add_annotation(text="No multi-turn threads in this table", showarrow=False, x=0.5, y=0.5)
+        _layout(figure, "Thread turns", xaxis={"visible": False}, yaxis={"visible": False})
+        return figure
+    rows = df.loc[mask]
+    items = rows["item"].to_numpy(dtype=np.int64) if "item" in rows.columns else np.zeros(len(rows), np.int64)
+    turn_index = pd.array(rows["turn"], dtype="Int64").to_numpy(dtype=np.int64)
+    threads = rows["thread"].tolist() if "thread" in rows.columns else [None] * len(rows)
+    status = rows["status"].tolist() if "status" in rows.columns else [None] * len(rows)
+    prompts = rows["prompt"].tolist() if "prompt" in rows.columns else [""] * len(rows)
+    order = sorted(set(items.tolist()))
+    line_of = {item: i for i, item in enumerate(order)}
+    labels = {}
+    for item, thread in zip(items.tolist(), threads):
+        if item not in labels:
+            name = thread if isinstance(thread, str) and thread else None
+            labels[item] = f"#{item} {plain(name, 40)}" if name else f"item {item}"
+    width = int(turn_index.max()) + 1
+    code = {s: i for i, s in enumerate(STATUSES)}
+    z = np.full((len(order), width), np.nan)
+    hover = np.full((len(order), width), "", dtype=object)
+    for item, turn, st, prompt in zip(items.tolist(), turn_index.tolist(), status, prompts):
+        line = line_of[item]
+        z[line, turn] = code.get(st, np.nan)
+        hover[line, turn] = f"turn {turn}: {plain(st) or 'unscored'}<br>{plain(prompt, HOVER_LIMIT)}"
+    scale = []
+    for i, s in enumerate(STATUSES):
+        scale += [[i / len(STATUSES), STATUS_COLORS[s]], [(i + 1) / len(STATUSES), STATUS_COLORS[s]]]
+    figure.add_trace(
+        go.Heatmap(
+            z=[[None if math.isnan(v) else v for v in line] for line in z.tolist()],
+            x=list(range(width)),
+            y=[labels[item] for item in order],
+            text=hover.tolist(),
+            hovertemplate="%{y}<br>%{text}<extra></extra>",
+            colorscale=scale,
+            zmin=-0.5,
+            zmax=len(STATUSES) - 0.5,
+            xgap=2,
+            ygap=2,
+            colorbar={
+                "tickvals": list(range(len(STATUSES))),
+                "ticktext": list(STATUSES),
+                "title": {"text": ""},
+            },
+        )
+    )
+    _layout(
+        figure,
+        f"Thread turns ({len(order)} threads)",
+        xaxis={"title": {"text": "turn"}, "dtick": 1},
+        yaxis={"autorange": "reversed", "type": "category"},
+    )
+    return figure
+
+
+def comparison_deltas(comparison: Comparison, metric: str = "pass_rate") -> go.Figure:
+    """One bar per evaluator (and the row status): B - A, with the paired bootstrap interval as error bars.
+
+    ``metric="pass_rate"`` (default) shows pass-rate deltas in percentage points; ``"mean"`` shows mean-score
+    deltas in each evaluator's own units (the row status has no mean score and is left out). Bars are green or
+    red only when the interval excludes 0, grey otherwise.
+    """
+    go = _go()
+    if metric not in ("pass_rate", "mean"):
+        raise ValueError(f"metric must be 'pass_rate' or 'mean', not {metric!r}")
+    table = comparison.evaluators
+    if metric == "mean":
+        table = table[table.index != STATUS_ROW]
+        delta, low, high = "mean_delta", "mean_low", "mean_high"
+    else:
+        delta, low, high = "pass_rate_delta", "pass_rate_low", "pass_rate_high"
+    names = ["row status" if n == STATUS_ROW else plain(n) for n in table.index]
+
+    def clean(values) -> list:
+        return [None if not math.isfinite(v) else float(v) for v in values]
+
+    y, lo, hi = clean(table[delta]), clean(table[low]), clean(table[high])
+    colors = []
+    for left, right in zip(lo, hi):
+        if left is not None and left > 0:
+            colors.append(UP)
+        elif right is not None and right < 0:
+            colors.append(DOWN)
+        else:
+            colors.append(FLAT)
+    plus = [None if v is None or h is None else max(h - v, 0.0) for v, h in zip(y, hi)]
+    minus = [None if v is None or lw is None else max(v - lw, 0.0) for v, lw in zip(y, lo)]
+    ranges = ["no interval" if lw is None or h is None else f"[{lw:+.3f}, {h:+.3f}]" for lw, h in zip(lo, hi)]
+    level = f"{comparison.confidence:.0%}"
+    figure = go.Figure(
+        go.Bar(
+            x=names,
+            y=y,
+            marker_color=colors,
+            error_y={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "visible": True},
+            customdata=ranges,
+            hovertemplate="%{x}<br>B - A: %{y:+.3f}<br>" + level + " interval %{customdata}<extra></extra>",
+            name="B - A",
+        )
+    )
+    if metric == "mean":
+        title, axis = f"Mean score, B - A, with {level} paired bootstrap interval", {}
+    else:
+        title, axis = f"Pass rate, B - A, with {level} paired bootstrap interval", {"tickformat": "+.0%"}
+    _layout(figure, title, yaxis={"zeroline": True, "zerolinewidth": 2, **axis})
+    return figure
+
+
+def _labels(values: Sequence[Any]) -> tuple[list[Any], str]:
+    """Normalise labels to ``pass``/``fail`` strings or 1-5 integers (None where missing); which kind."""
+    out: list[Any] = []
+    kinds = set()
+    for v in values:
+        if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
+            out.append(None)
+        elif isinstance(v, (bool, np.bool_)):
+            out.append("pass" if v else "fail")
+            kinds.add("binary")
+        elif isinstance(v, str) and v.strip().lower() in ("pass", "fail"):
+            out.append(v.strip().lower())
+            kinds.add("binary")
+        else:
+            try:
+                number = float(v)
+            except (TypeError, ValueError):
+                raise ValueError(f"{v!r} is neither pass/fail nor a score from 1 to 5") from None
+            if number != round(number) or not 1 <= number <= 5:
+                raise ValueError(f"{v!r} is not a whole score from 1 to 5")
+            out.append(int(number))
+            kinds.add("scale")
+    if len(kinds) > 1:
+        raise ValueError("mix of pass/fail labels and 1-5 scores: give one kind of label")
+    return out, (kinds.pop() if kinds else "scale")
+
+
+def agreement(judge_scores: Sequence[Any], human_scores: Sequence[Any]) -> dict[str, Any]:
+    """Confusion matrix and agreement of a judge with human labels (pairs with a missing side are dropped).
+
+    Returns ``labels``, ``matrix`` (rows: human, columns: judge), ``n``, ``exact`` (share of identical labels),
+    ``within_one`` (1-5 only: share at most one point apart) and ``kappa``: Cohen's kappa, quadratic-weighted for
+    1-5 scores (near misses count partly), unweighted for pass/fail; NaN when undefined (a single label used).
+    """
+    judge, kind_j = _labels(list(judge_scores))
+    human, kind_h = _labels(list(human_scores))
+    if len(judge) != len(human):
+        raise ValueError(f"{len(judge)} judge scores but {len(human)} human scores: give one of each per row")
+    kind = kind_j if any(v is not None for v in judge) else kind_h
+    if any(v is not None for v in judge) and any(v is not None for v in human) and kind_j != kind_h:
+        raise ValueError("the judge gives pass/fail and the humans 1-5 scores (or the reverse)")
+    labels: list[Any] = ["pass", "fail"] if kind == "binary" else [1, 2, 3, 4, 5]
+    index = {label: i for i, label in enumerate(labels)}
+    matrix = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    for j, h in zip(judge, human):
+        if j is not None and h is not None:
+            matrix[index[h], index[j]] += 1
+    n = int(matrix.sum())
+    exact = float(np.trace(matrix) / n) if n else math.nan
+    within = math.nan
+    k = len(labels)
+    grid = np.subtract.outer(np.arange(k), np.arange(k))
+    if kind == "scale":
+        within = float(matrix[np.abs(grid) <= 1].sum() / n) if n else math.nan
+        weights = grid.astype(float) ** 2 / (k - 1) ** 2
+    else:
+        weights = (grid != 0).astype(float)
+    kappa = math.nan
+    if n:
+        expected = np.outer(matrix.sum(axis=1), matrix.sum(axis=0)) / n
+        denominator = float((weights * expected).sum())
+        if denominator > 0:
+            kappa = 1.0 - float((weights * matrix).sum()) / denominator
+    return {"labels": labels, "matrix": matrix, "n": n, "exact": exact, "within_one": within, "kappa": kappa}
+
+
+def agreement_heatmap(judge_scores: Sequence[Any], human_scores: Sequence[Any]) -> go.Figure:
+    """Confusion matrix of judge scores (columns) against human labels (rows): 1-5 scores or pass/fail.
+
+    Labels may be 1-5 numbers, ``"pass"`` / ``"fail"`` or booleans (True = pass); pairs with a missing side are
+    dropped. The title gives the exact agreement, for 1-5 the share within one point, and Cohen's kappa
+    (see :func:`agreement`).
+    """
+    go = _go()
+    stats = agreement(judge_scores, human_scores)
+    names = [str(label) for label in stats["labels"]]
+    matrix = stats["matrix"]
+    figure = go.Figure(
+        go.Heatmap(
+            z=matrix.tolist(),
+            x=names,
+            y=names,
+            colorscale="Blues",
+            texttemplate="%{z}",
+            hovertemplate="human %{y}, judge %{x}: %{z} rows<extra></extra>",
+            showscale=False,
+        )
+    )
+
+    def share(value: float) -> str:
+        return "n/a" if math.isnan(value) else f"{value:.0%}"
+
+    parts = [f"{share(stats['exact'])} exact agreement"]
+    if not math.isnan(stats["within_one"]):
+        parts.append(f"{share(stats['within_one'])} within one point")
+    parts.append("kappa n/a" if math.isnan(stats["kappa"]) else f"kappa {stats['kappa']:.2f}")
+    _layout(
+        figure,
+        f"Judge vs human ({stats['n']} rows): " + ", ".join(parts),
+        xaxis={"title": {"text": "judge"}, "type": "category", "side": "bottom"},
+        yaxis={"title": {"text": "human"}, "type": "category", "autorange": "reversed"},
+    )
+    return figure

@@ -1,0 +1,64 @@
+"""results.csv: the scored case table flattened to one CSV row per single-turn item or per turn of a thread.
+
+The CSV is for spreadsheets and quick ``pandas.read_csv`` round trips, so it holds only flat text and number
+columns: the inputs and outputs of each row, its status, and per evaluator key ``K`` the score (column ``K``,
+so a custom evaluator's score sits under its folder name), result, threshold, reason and error. Nested data
+(``K_details``, citations, spans, the evaluator map) stays in results.json.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+from evalkit.analysis.summaries import scored_evaluators
+from evalkit.documents.atomic import atomic_write
+from evalkit.documents.columns import score_column
+
+#: Leading columns of results.csv, in order; absent ones are written empty.
+BASE_COLUMNS = (
+    "item",
+    "turn",
+    "thread",
+    "prompt",
+    "expected_response",
+    "context",
+    "response",
+    "status",
+    "error_code",
+    "error_message",
+)
+
+#: Per-evaluator column suffixes, after the bare score column ``K``.
+EVALUATOR_SUFFIXES = ("_result", "_threshold", "_reason", "_error")
+
+
+def csv_columns(df: pd.DataFrame) -> list[str]:
+    """The column names of results.csv for ``df``: :data:`BASE_COLUMNS`, then ``K, K_result, ...`` per key."""
+    columns = list(BASE_COLUMNS)
+    for ev in scored_evaluators(df):
+        key = ev["key"]
+        columns.append(key)
+        columns.extend(key + suffix for suffix in EVALUATOR_SUFFIXES)
+    return columns
+
+
+def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write ``df`` as results.csv at ``path`` (UTF-8, ``\\n`` line ends, no index), atomically.
+
+    Columns are :func:`csv_columns`; a column the table lacks is written empty rather than dropped, so every
+    results.csv of the same evaluator set has the same header. Missing scores, thresholds and ``<NA>`` turns are
+    empty cells. The write is vectorised (``DataFrame.to_csv``) and replaces ``path`` only once complete.
+    """
+    renamed = {
+        score_column(ev["key"]): ev["key"]
+        for ev in scored_evaluators(df)
+        if score_column(ev["key"]) != ev["key"]
+    }
+    source = (
+        df.drop(columns=list(renamed.values()), errors="ignore").rename(columns=renamed) if renamed else df
+    )
+    flat = source.reindex(columns=csv_columns(df))  # absent columns come back all-NaN, i.e. empty cells
+    with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
+        flat.to_csv(handle, index=False, lineterminator="\n")

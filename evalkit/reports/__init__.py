@@ -1,1 +1,0 @@
-"""Reports written from a scored case table: results.csv, the standalone report.html, and friends."""

@@ -1,0 +1,157 @@
+"""The package's layout holds: layers import downwards only, no import cycles, small modules, a short root.
+
+Every ``import`` is read, including those inside functions (an import hidden in a function still makes the
+two modules depend on each other); only ``if TYPE_CHECKING:`` blocks are left out, since they never run.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "evalkit"
+
+#: Layers from the bottom up; a module may import its own layer (without cycles) and the layers below it.
+LAYERS = [
+    "errors",
+    "documents",
+    "judges",
+    "testing",
+    "spans",
+    "evaluators",
+    "agents",
+    "engine",
+    "analysis",
+    "reporting",
+    "spark",
+    "notebook",
+    "cli",
+    "__main__",
+    "__init__",
+]
+MAX_LINES = 500
+MAX_ROOT_ENTRIES = 14
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """evalkit modules that ``name`` imports, anywhere in its code."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("evalkit"))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = name.split(".") if is_package else name.split(".")[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            if base.startswith("evalkit"):
+                for alias in node.names:
+                    sub = f"{base}.{alias.name}"
+                    found.add(sub if sub in MODULES else base)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    found.discard(name)
+    return {m for m in found if m in MODULES}
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else "__init__"
+    return LAYERS.index(top)
+
+
+def test_every_package_and_root_module_has_a_layer():
+    tops = {m.split(".")[1] for m in MODULES if "." in m}
+    assert tops <= set(LAYERS), f"add {sorted(tops - set(LAYERS))} to LAYERS (and to docs/architecture.md)"
+
+
+def test_imports_point_down_the_layers():
+    upward = sorted(
+        f"{module} imports {target}"
+        for module, targets in GRAPH.items()
+        if module != "evalkit"
+        for target in targets
+        if target != "evalkit" and _layer(target) > _layer(module)
+    )
+    assert upward == []
+
+
+def test_no_import_cycles():
+    # Tarjan's strongly connected components; package __init__ files that only document are not edges.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in GRAPH[v]:
+            if w == "evalkit":
+                continue
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in GRAPH:
+        if module not in index:
+            connect(module)
+    assert cycles == []
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_module_is_at_most_500_lines(module):
+    lines = len(MODULES[module].read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{MODULES[module]} has {lines} lines: split it by responsibility"
+
+
+def test_package_root_is_short():
+    entries = sorted(p.name for p in PACKAGE.iterdir() if p.name != "__pycache__")
+    assert len(entries) <= MAX_ROOT_ENTRIES, entries
+
+
+def test_every_subpackage_says_what_it_holds():
+    for init in PACKAGE.glob("*/__init__.py"):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+        assert doc and len(doc) > 40, f"{init} needs a docstring: what lives here, what it may import"
