@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from evalkit.documents.versions import EVALKIT_VERSION as __version__
 
 _API = {
     "load": ("evalkit.documents.case_table", "load"),
@@ -26,7 +26,7 @@ _API = {
     "summary": ("evalkit.analysis.summaries", "summary"),
     "compare": ("evalkit.analysis.comparison", "compare"),
     "calibrate": ("evalkit.analysis.calibration", "calibrate"),
-    "judge_noise": ("evalkit.analysis.calibration", "judge_noise"),
+    "judge_noise": ("evalkit.analysis.noise", "judge_noise"),
     "Labels": ("evalkit.analysis.labels", "Labels"),
     "read_run": ("evalkit.documents.run_reader", "read_run"),
     "status_counts": ("evalkit.analysis.summaries", "status_counts"),
@@ -63,9 +63,10 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from evalkit.analysis.calibration import calibrate, judge_noise
+    from evalkit.analysis.calibration import calibrate
     from evalkit.analysis.comparison import compare
     from evalkit.analysis.labels import Labels
+    from evalkit.analysis.noise import judge_noise
     from evalkit.analysis.summaries import status_counts, summary
     from evalkit.documents.case_table import load
     from evalkit.documents.run_reader import read_run

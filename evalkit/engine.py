@@ -180,8 +180,9 @@ class _Rows:
 
 def _run_agent(table: pd.DataFrame, agent: Any, concurrency: int) -> pd.DataFrame:
     """Ask the agent (after configuration checks, before scoring); flag tool calls outside an allowlist."""
-    from evalkit.agents.runner import run_agent
-    from evalkit.evaluators.toolcalls import tool_call_not_allowed, tool_calls_from_spans
+    from evalkit.agents.run import run_agent
+    from evalkit.evaluators.tool_allowlist import tool_call_not_allowed
+    from evalkit.evaluators.tool_spans import tool_calls_from_spans
 
     started = time.perf_counter()
     answered = run_agent(table, agent, concurrency=concurrency)

@@ -1,7 +1,8 @@
 """The package's layout holds: layers import downwards only, no import cycles, small modules, a short root.
 
 Every ``import`` is read, including those inside functions (an import hidden in a function still makes the
-two modules depend on each other); only ``if TYPE_CHECKING:`` blocks are left out, since they never run.
+two modules depend on each other) and those under ``if TYPE_CHECKING:`` (a type-only import is still a
+dependency a reader has to follow).
 """
 
 from __future__ import annotations
@@ -43,13 +44,6 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _imports(name: str, path: Path) -> set[str]:
     """evalkit modules that ``name`` imports, anywhere in its code."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -57,10 +51,6 @@ def _imports(name: str, path: Path) -> set[str]:
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            for child in node.orelse:
-                visit(child)
-            return
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("evalkit"))
         elif isinstance(node, ast.ImportFrom):

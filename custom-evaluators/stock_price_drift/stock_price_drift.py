@@ -1,9 +1,11 @@
 """StockPriceDrift: an Amazon Bedrock AgentCore code-based evaluator (TRACE level) for quoted stock prices.
 
-Deploy this file (and ``reference_prices.json`` beside it) to AWS Lambda unchanged (handler
-``stock_price_drift.lambda_handler``): standard library only, no file writes. LLMs slip on numbers, and a
-quote off by a few percent can change a trading decision, so this check is deterministic: it pulls
-ticker + price pairs out of the agent's answer in the target trace and compares each with a reference.
+Deploy it with ``evalkit spans package stock_price_drift --out stock_price_drift.zip`` (handler
+``stock_price_drift.lambda_handler``; the zip holds this file, ``reference_prices.json`` and the shared span
+reader ``agentcore_spans`` from ``custom-evaluators/_shared/``): standard library only, no file writes. LLMs
+slip on numbers, and a quote off by a few percent can change a trading decision, so this check is
+deterministic: it pulls ticker + price pairs out of the agent's answer in the target trace and compares each
+with a reference.
 
 Response text (per span of the target trace, tool spans excluded): the first of ``gen_ai.task.output``,
 ``traceloop.entity.output``, ``gen_ai.completion.0.content``, ``gen_ai.completion``, ``output.value``, else
@@ -56,21 +58,14 @@ import json
 import os
 import re
 
+from agentcore_spans import read_trace_event as _read_event
+from agentcore_spans import response_texts, spans_in_trace
+
 EVALUATION_LEVEL = "TRACE"
 
 MAX_EXPLANATION = 2048
 DEFAULT_TOLERANCE_PERCENT = 2.0
 DEFAULT_REFERENCE_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference_prices.json")
-RESPONSE_KEYS = (
-    "gen_ai.task.output",
-    "traceloop.entity.output",
-    "gen_ai.completion.0.content",
-    "gen_ai.completion",
-    "output.value",
-)
-AGENT_SPAN_KINDS = {"agent", "workflow"}
-NON_ASSISTANT_ROLES = {"user", "human", "system", "tool", "function", "developer"}
-MESSAGE_TYPES = NON_ASSISTANT_ROLES | {"ai", "assistant"}
 
 # Capitalised words that are not tickers in market prose; they still end a ticker's window when listed.
 NOT_TICKERS = frozenset(
@@ -156,8 +151,8 @@ def _evaluate(event) -> dict:
     except ValueError as exc:
         message = str(exc) if "DRIFT_TOLERANCE_PERCENT" in str(exc) else f"DRIFT_TOLERANCE_PERCENT: {exc}"
         return {"errorCode": "InvalidConfiguration", "errorMessage": message}
-    in_trace = [span for span in spans if _trace_key(span.get("traceId")) == _trace_key(trace_id)]
-    texts = [text for _, text in _response_texts(in_trace)]
+    in_trace = spans_in_trace(spans, trace_id)
+    texts = [text for _, text in response_texts(in_trace)]
     if not texts:
         return {
             "label": "NO_OUTPUT",
@@ -225,7 +220,7 @@ def _reference(references: dict, ticker: str) -> float | None:
     return number if 0 < number < float("inf") else None
 
 
-# --- pair extraction ---------------------------------------------------------------------------------------
+# --- pair extraction ----------------------------------------------------------------------------------------
 
 
 def extract_price_pairs(text: str) -> list[tuple[str, float]]:
@@ -299,177 +294,7 @@ def _price_value(match: re.Match) -> float:
     return float(raw.replace(",", "."))
 
 
-# --- span helpers (kept in this file so the Lambda stays self-contained) ---------------------------------
-
-
-def _read_event(event) -> tuple[list[dict], str, str]:
-    """(spans, target trace id, problem); ``problem`` is non-empty when the event is malformed."""
-    if not isinstance(event, dict):
-        return [], "", f"event must be a JSON object, got {type(event).__name__}"
-    evaluation_input = event.get("evaluationInput")
-    if not isinstance(evaluation_input, dict):
-        return [], "", "evaluationInput must be an object holding sessionSpans"
-    spans = evaluation_input.get("sessionSpans")
-    if not isinstance(spans, list):
-        return [], "", "evaluationInput.sessionSpans must be a list of span documents"
-    target = event.get("evaluationTarget")
-    trace_ids = target.get("traceIds") if isinstance(target, dict) else None
-    if (
-        not isinstance(trace_ids, list)
-        or not trace_ids
-        or not isinstance(trace_ids[0], str)
-        or not trace_ids[0]
-    ):
-        level = event.get("evaluationLevel")
-        return (
-            [],
-            "",
-            (
-                "evaluationTarget.traceIds must name the trace to score; this evaluator works at TRACE level "
-                f"(event evaluationLevel: {level!r})"
-            ),
-        )
-    return [span for span in spans if isinstance(span, dict)], trace_ids[0], ""
-
-
-def _attributes(item) -> dict:
-    """Span or event attributes as a dict; OTLP JSON key/value lists are flattened."""
-    raw = item.get("attributes") if isinstance(item, dict) else None
-    if isinstance(raw, dict):
-        return raw
-    if isinstance(raw, list):
-        return {
-            entry["key"]: _otlp_value(entry.get("value"))
-            for entry in raw
-            if isinstance(entry, dict) and isinstance(entry.get("key"), str)
-        }
-    return {}
-
-
-def _otlp_value(value):
-    if not isinstance(value, dict):
-        return value
-    for key in ("stringValue", "boolValue", "doubleValue", "intValue", "bytesValue"):
-        if key in value:
-            return value[key]
-    if isinstance(value.get("arrayValue"), dict):
-        return [_otlp_value(v) for v in value["arrayValue"].get("values") or []]
-    if isinstance(value.get("kvlistValue"), dict):
-        return _attributes({"attributes": value["kvlistValue"].get("values") or []})
-    return None
-
-
-def _trace_key(value) -> str:
-    """Trace ids compared case-insensitively, X-Ray form ``1-5759e988-bd86...`` folded to 32 hex digits."""
-    text = str(value or "").strip().lower()
-    if re.fullmatch(r"1-[0-9a-f]{8}-[0-9a-f]{24}", text):
-        text = text[2:]
-    return text.replace("-", "")
-
-
-def _is_tool_span(span: dict, attrs: dict) -> bool:
-    name = span.get("name")
-    return (
-        (isinstance(name, str) and name.startswith("execute_tool "))
-        or bool(attrs.get("gen_ai.tool.name"))
-        or str(attrs.get("traceloop.span.kind", "")).lower() == "tool"
-    )
-
-
-def _is_agent_span(span: dict, attrs: dict) -> bool:
-    name = span.get("name")
-    return (
-        attrs.get("gen_ai.operation.name") == "invoke_agent"
-        or str(attrs.get("traceloop.span.kind", "")).lower() in AGENT_SPAN_KINDS
-        or (isinstance(name, str) and name.startswith("invoke_agent"))
-    )
-
-
-def _response_texts(spans: list[dict]) -> list[tuple[dict, str]]:
-    """(span, text) of the agent's answers, per trace preferring agent-level spans; identical texts once."""
-    by_trace: dict[str, list[tuple[dict, str, bool]]] = {}
-    for span in spans:
-        attrs = _attributes(span)
-        if _is_tool_span(span, attrs):
-            continue
-        text = _span_response(span, attrs)
-        if text:
-            by_trace.setdefault(_trace_key(span.get("traceId")), []).append(
-                (span, text, _is_agent_span(span, attrs))
-            )
-    found = []
-    for items in by_trace.values():
-        agent_level = [item for item in items if item[2]]
-        seen = set()
-        for span, text, _ in agent_level or items:
-            if text not in seen:
-                seen.add(text)
-                found.append((span, text))
-    return found
-
-
-def _span_response(span: dict, attrs: dict) -> str:
-    for key in RESPONSE_KEYS:
-        if attrs.get(key) not in (None, ""):
-            return _text_of(attrs[key]).strip()
-    events = span.get("events")
-    choices = (
-        [
-            _text_of(_attributes(ev).get("message"))
-            for ev in events
-            if isinstance(ev, dict) and ev.get("name") == "gen_ai.choice"
-        ]
-        if isinstance(events, list)
-        else []
-    )
-    return "\n".join(text for text in choices if text.strip()).strip()
-
-
-def _text_of(value, depth: int = 0) -> str:
-    """The assistant text inside an attribute value: plain strings as-is, JSON messages unwrapped."""
-    if depth > 8 or value is None or isinstance(value, bool):
-        return ""
-    if isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, str):
-        stripped = value.strip()
-        if stripped[:1] in ("{", "["):
-            try:
-                inner = _text_of(json.loads(stripped), depth + 1)
-            except ValueError:
-                return value
-            return inner or value
-        return value
-    if isinstance(value, list):
-        roles = [_role(item) for item in value]
-        if any(roles):
-            assistant = [item for item, role in zip(value, roles) if role and role not in NON_ASSISTANT_ROLES]
-            return _text_of(assistant[-1], depth + 1) if assistant else ""
-        return "\n".join(filter(None, (_text_of(item, depth + 1) for item in value)))
-    if isinstance(value, dict):
-        if isinstance(value.get("kwargs"), dict):
-            return _text_of(value["kwargs"], depth + 1)
-        if isinstance(value.get("messages"), list):
-            return _text_of(value["messages"], depth + 1)
-        if _role(value) in NON_ASSISTANT_ROLES:
-            return ""
-        for key in ("content", "text", "message", "output", "response", "answer", "result"):
-            if key in value:
-                return _text_of(value[key], depth + 1)
-    return ""
-
-
-def _role(item) -> str:
-    """The speaker of a chat message dict ("" for content blocks and other dicts)."""
-    if not isinstance(item, dict):
-        return ""
-    source = item.get("kwargs") if isinstance(item.get("kwargs"), dict) else item
-    role = str(source.get("role") or "").lower()
-    if not role:
-        kind = str(source.get("type") or "").lower()
-        kind = re.sub(r"message(chunk)?$", "", kind)
-        role = kind if kind in MESSAGE_TYPES else ""
-    return role
+# --- explanation --------------------------------------------------------------------------------------------
 
 
 def _join_limited(head: str, parts: list[str], sep: str = "; ", tail: str = "") -> str:

@@ -1,10 +1,11 @@
 """ToolResponseSchema: an Amazon Bedrock AgentCore code-based evaluator (TRACE level) for tool outputs.
 
-Deploy this file to AWS Lambda unchanged (handler ``tool_response_schema.lambda_handler``): it uses the
-standard library only and writes no files. AgentCore sends the whole session's spans; this evaluator keeps
-the spans of the target trace (``evaluationTarget.traceIds[0]``) and checks what every tool returned, so a
-contract change, parsing bug or upstream outage is caught at the tool boundary, before the agent weaves bad
-data into an answer.
+Deploy it with ``evalkit spans package tool_response_schema --out tool_response_schema.zip`` (handler
+``tool_response_schema.lambda_handler``; the zip adds the shared span reader ``agentcore_spans`` from
+``custom-evaluators/_shared/``): standard library only, no file writes. AgentCore sends the whole session's
+spans; this evaluator keeps the spans of the target trace (``evaluationTarget.traceIds[0]``) and checks what
+every tool returned, so a contract change, parsing bug or upstream outage is caught at the tool boundary,
+before the agent weaves bad data into an answer.
 
 Tool spans: the span name starts with ``execute_tool ``, or the span has ``gen_ai.tool.name``, or
 ``traceloop.span.kind`` is ``tool``. Tool name: the first of ``gen_ai.tool.name``, ``tool.name``,
@@ -34,10 +35,12 @@ from __future__ import annotations
 import json
 import re
 
+from agentcore_spans import attributes, is_tool_span, spans_in_trace, tool_name
+from agentcore_spans import read_trace_event as _read_event
+
 EVALUATION_LEVEL = "TRACE"
 
 MAX_EXPLANATION = 2048
-TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name", "traceloop.entity.name")
 TOOL_OUTPUT_KEYS = (
     "gen_ai.tool.call.result",
     "traceloop.entity.output",
@@ -66,13 +69,13 @@ def _evaluate(event) -> dict:
     spans, trace_id, problem = _read_event(event)
     if problem:
         return {"errorCode": "InvalidInput", "errorMessage": problem}
-    in_trace = [span for span in spans if _trace_key(span.get("traceId")) == _trace_key(trace_id)]
+    in_trace = spans_in_trace(spans, trace_id)
     results = []
     for span in in_trace:
-        attrs = _attributes(span)
-        if not _is_tool_span(span, attrs):
+        attrs = attributes(span)
+        if not is_tool_span(span, attrs):
             continue
-        tool = _tool_name(span, attrs)
+        tool = tool_name(span, attrs)
         reason = check_tool_output(tool, _tool_output(attrs), _status_is_error(span))
         results.append((str(span.get("spanId") or "?"), tool, reason))
     if not results:
@@ -157,90 +160,7 @@ def _check_news(text: str) -> str:
     return " and ".join(problems)
 
 
-# --- span helpers (kept in this file so the Lambda stays self-contained) ---------------------------------
-
-
-def _read_event(event) -> tuple[list[dict], str, str]:
-    """(spans, target trace id, problem); ``problem`` is non-empty when the event is malformed."""
-    if not isinstance(event, dict):
-        return [], "", f"event must be a JSON object, got {type(event).__name__}"
-    evaluation_input = event.get("evaluationInput")
-    if not isinstance(evaluation_input, dict):
-        return [], "", "evaluationInput must be an object holding sessionSpans"
-    spans = evaluation_input.get("sessionSpans")
-    if not isinstance(spans, list):
-        return [], "", "evaluationInput.sessionSpans must be a list of span documents"
-    target = event.get("evaluationTarget")
-    trace_ids = target.get("traceIds") if isinstance(target, dict) else None
-    if (
-        not isinstance(trace_ids, list)
-        or not trace_ids
-        or not isinstance(trace_ids[0], str)
-        or not trace_ids[0]
-    ):
-        level = event.get("evaluationLevel")
-        return (
-            [],
-            "",
-            (
-                "evaluationTarget.traceIds must name the trace to score; this evaluator works at TRACE level "
-                f"(event evaluationLevel: {level!r})"
-            ),
-        )
-    return [span for span in spans if isinstance(span, dict)], trace_ids[0], ""
-
-
-def _attributes(item) -> dict:
-    """Span or event attributes as a dict; OTLP JSON key/value lists are flattened."""
-    raw = item.get("attributes") if isinstance(item, dict) else None
-    if isinstance(raw, dict):
-        return raw
-    if isinstance(raw, list):
-        return {
-            entry["key"]: _otlp_value(entry.get("value"))
-            for entry in raw
-            if isinstance(entry, dict) and isinstance(entry.get("key"), str)
-        }
-    return {}
-
-
-def _otlp_value(value):
-    if not isinstance(value, dict):
-        return value
-    for key in ("stringValue", "boolValue", "doubleValue", "intValue", "bytesValue"):
-        if key in value:
-            return value[key]
-    if isinstance(value.get("arrayValue"), dict):
-        return [_otlp_value(v) for v in value["arrayValue"].get("values") or []]
-    if isinstance(value.get("kvlistValue"), dict):
-        return _attributes({"attributes": value["kvlistValue"].get("values") or []})
-    return None
-
-
-def _trace_key(value) -> str:
-    """Trace ids compared case-insensitively, X-Ray form ``1-5759e988-bd86...`` folded to 32 hex digits."""
-    text = str(value or "").strip().lower()
-    if re.fullmatch(r"1-[0-9a-f]{8}-[0-9a-f]{24}", text):
-        text = text[2:]
-    return text.replace("-", "")
-
-
-def _is_tool_span(span: dict, attrs: dict) -> bool:
-    name = span.get("name")
-    return (
-        (isinstance(name, str) and name.startswith("execute_tool "))
-        or bool(attrs.get("gen_ai.tool.name"))
-        or str(attrs.get("traceloop.span.kind", "")).lower() == "tool"
-    )
-
-
-def _tool_name(span: dict, attrs: dict) -> str:
-    for key in TOOL_NAME_KEYS:
-        value = attrs.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    name = str(span.get("name") or "")
-    return name[len("execute_tool ") :].strip() if name.startswith("execute_tool ") else name.strip() or "?"
+# --- tool span details and the explanation ------------------------------------------------------------------
 
 
 def _tool_output(attrs: dict) -> str | None:

@@ -1,9 +1,10 @@
 """WorkflowContract: an Amazon Bedrock AgentCore code-based evaluator (SESSION level) for tool-call order.
 
-Deploy this file to AWS Lambda unchanged (handler ``workflow_contract.lambda_handler``): standard library
-only, no file writes. The market-intelligence agent must identify the broker before it touches the broker's
-profile, and only then fetch market data or news; this evaluator rebuilds the session's tool calls and
-checks that contract deterministically.
+Deploy it with ``evalkit spans package workflow_contract --out workflow_contract.zip`` (handler
+``workflow_contract.lambda_handler``; the zip adds the shared span reader ``agentcore_spans`` from
+``custom-evaluators/_shared/``): standard library only, no file writes. The market-intelligence agent must
+identify the broker before it touches the broker's profile, and only then fetch market data or news; this
+evaluator rebuilds the session's tool calls and checks that contract deterministically.
 
 Tool calls: every tool span of the session (name starts with ``execute_tool ``, or ``gen_ai.tool.name``,
 or ``traceloop.span.kind == "tool"``), ordered by ``startTimeUnixNano`` (then end time, then position in
@@ -35,6 +36,9 @@ import json
 import os
 import re
 
+from agentcore_spans import attributes, is_tool_span, tool_name
+from agentcore_spans import read_session_event as _read_event
+
 EVALUATION_LEVEL = "SESSION"
 
 MAX_EXPLANATION = 2048
@@ -48,7 +52,6 @@ DEFAULT_GROUPS: list[list[str]] = [
     ],
     ["get_stock_data", "search_news", "get_market_overview", "get_sector_data"],
 ]
-TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name", "traceloop.entity.name")
 NAMESPACE_SEPARATOR = re.compile(r"^.*(?:___|/|:)")
 
 
@@ -102,12 +105,12 @@ def tool_calls(spans: list[dict]) -> list[tuple[str, str]]:
     """(tool name, span id) of every tool span, in start-time order."""
     keyed = []
     for index, span in enumerate(spans):
-        attrs = _attributes(span)
-        if _is_tool_span(span, attrs):
+        attrs = attributes(span)
+        if is_tool_span(span, attrs):
             start = _as_int(span.get("startTimeUnixNano"))
             end = _as_int(span.get("endTimeUnixNano"))
             order = (start if start is not None else -1, end if end is not None else -1, index)
-            keyed.append((order, _tool_name(span, attrs), str(span.get("spanId") or "?")))
+            keyed.append((order, tool_name(span, attrs), str(span.get("spanId") or "?")))
     keyed.sort(key=lambda item: item[0])
     return [(name, span_id) for _, name, span_id in keyed]
 
@@ -168,47 +171,7 @@ def _base_name(name: str, wanted: set[str]) -> bool:
     return name in wanted or NAMESPACE_SEPARATOR.sub("", name) in wanted
 
 
-# --- span helpers (kept in this file so the Lambda stays self-contained) ---------------------------------
-
-
-def _read_event(event) -> tuple[list[dict], str]:
-    """(spans, problem); ``problem`` is non-empty when the event is malformed."""
-    if not isinstance(event, dict):
-        return [], f"event must be a JSON object, got {type(event).__name__}"
-    evaluation_input = event.get("evaluationInput")
-    if not isinstance(evaluation_input, dict):
-        return [], "evaluationInput must be an object holding sessionSpans"
-    spans = evaluation_input.get("sessionSpans")
-    if not isinstance(spans, list):
-        return [], "evaluationInput.sessionSpans must be a list of span documents"
-    return [span for span in spans if isinstance(span, dict)], ""
-
-
-def _attributes(item) -> dict:
-    """Span or event attributes as a dict; OTLP JSON key/value lists are flattened."""
-    raw = item.get("attributes") if isinstance(item, dict) else None
-    if isinstance(raw, dict):
-        return raw
-    if isinstance(raw, list):
-        return {
-            entry["key"]: _otlp_value(entry.get("value"))
-            for entry in raw
-            if isinstance(entry, dict) and isinstance(entry.get("key"), str)
-        }
-    return {}
-
-
-def _otlp_value(value):
-    if not isinstance(value, dict):
-        return value
-    for key in ("stringValue", "boolValue", "doubleValue", "intValue", "bytesValue"):
-        if key in value:
-            return value[key]
-    if isinstance(value.get("arrayValue"), dict):
-        return [_otlp_value(v) for v in value["arrayValue"].get("values") or []]
-    if isinstance(value.get("kvlistValue"), dict):
-        return _attributes({"attributes": value["kvlistValue"].get("values") or []})
-    return None
+# --- helpers ------------------------------------------------------------------------------------------------
 
 
 def _as_int(value) -> int | None:
@@ -222,24 +185,6 @@ def _as_int(value) -> int | None:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value.strip())
     return None
-
-
-def _is_tool_span(span: dict, attrs: dict) -> bool:
-    name = span.get("name")
-    return (
-        (isinstance(name, str) and name.startswith("execute_tool "))
-        or bool(attrs.get("gen_ai.tool.name"))
-        or str(attrs.get("traceloop.span.kind", "")).lower() == "tool"
-    )
-
-
-def _tool_name(span: dict, attrs: dict) -> str:
-    for key in TOOL_NAME_KEYS:
-        value = attrs.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    name = str(span.get("name") or "")
-    return name[len("execute_tool ") :].strip() if name.startswith("execute_tool ") else name.strip() or "?"
 
 
 def _clip(text: str) -> str:

@@ -1,9 +1,17 @@
 """Numbers about scored case tables: summaries, run comparison, calibration against people, judge noise.
 
 - ``summaries``: pass rate, mean score and tokens per evaluator; status counts.
-- ``comparison``: two runs paired by item, turn and prompt (McNemar, paired bootstrap, regressions).
-- ``labels``: human labels beside a document; ``calibration``: judge against people (kappa, Spearman, ...)
-  and judge noise over repeated judgments.
+- ``pairing``: which rows of two tables are the same case ((item, turn), and the prompt for two runs).
+- ``statistics``: McNemar test, paired bootstrap, and the resampling defaults (seed, resamples, confidence).
+- ``comparison``: two runs compared (``compare``, the ``Comparison`` model: deltas, regressions);
+  ``comparison_views``: its text table and notebook HTML.
+- ``labels``: human labels beside a document; ``agreement``: kappa, Spearman, within one, bias and their
+  bootstrap intervals; ``calibration``: judge against people (``calibrate``, the ``Calibration`` model);
+  ``noise``: judge noise over repeated judgments (spread, flips, pass^k, pass@k); ``calibration_views``: the
+  notebook HTML of both.
+
+Figures and standalone pages of these results are drawn in ``evalkit.reporting`` (``charts``,
+``comparison_page``), which imports this package, never the reverse.
 
 May import: ``evalkit.engine`` and everything below it; never ``reporting``, ``notebook`` or ``cli``.
 """

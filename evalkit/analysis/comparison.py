@@ -5,7 +5,8 @@
     c                                                        # renders in a notebook
     c.evaluators                                             # per-evaluator deltas, intervals, p-values
     c.regressed                                              # rows that got worse, with both responses
-    c.to_html("compare.html")                                # standalone, offline report
+    from evalkit.reporting.comparison_page import write_html
+    write_html(c, "compare.html")                            # standalone, offline page (evalkit compare --out)
 
 **Pairing.** A row of run A and a row of run B are the same case when they sit at the same position, (``item``,
 ``turn``), *and* have the same ``prompt``. A row whose prompt changed is not the same test any more: it is listed
@@ -42,35 +43,36 @@ error), every paired row judged (as :func:`evalkit.summary` counts the status ro
 :attr:`Comparison.regressed` lists the paired rows with at least one evaluator pass → fail/error, or whose
 status went from pass to something else; :attr:`Comparison.improved` the reverse. A row can be in both lists
 (better on one evaluator, worse on another).
+
+The paired statistics themselves (:func:`~evalkit.analysis.statistics.mcnemar_p`,
+:func:`~evalkit.analysis.statistics.paired_bootstrap`) live in :mod:`evalkit.analysis.statistics`, the pairing in
+:mod:`evalkit.analysis.pairing`, the text table and notebook view in :mod:`evalkit.analysis.comparison_views`.
 """
 
 from __future__ import annotations
 
-import html
 import math
 import os
-import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from evalkit.analysis.comparison_views import CSS, body_html, format_table
+from evalkit.analysis.pairing import as_run, column_texts, pair_rows, run_label
+from evalkit.analysis.statistics import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    mcnemar_p,
+    paired_bootstrap,
+)
 from evalkit.analysis.summaries import STATUS_ROW, numeric_scores, scored_evaluators
 from evalkit.documents.columns import score_column
-from evalkit.errors import EvalkitError
 
-__all__ = ["Comparison", "compare", "mcnemar_p", "paired_bootstrap"]
+__all__ = ["CHANGE_COLUMNS", "EVALUATOR_COLUMNS", "Comparison", "compare"]
 
-DEFAULT_SEED = 0
-DEFAULT_RESAMPLES = 2000
-DEFAULT_CONFIDENCE = 0.95
-#: Most cells of one resampling count matrix (resamples x rows) held in memory at once (8 bytes each).
-BOOTSTRAP_CELLS = 4_000_000
-#: Longest text shown per cell in the HTML views; :attr:`Comparison.regressed` etc. keep the full texts.
-TEXT_LIMIT = 2000
-ELLIPSIS = "\u2026"
 DASH = "\u2013"
 
 EVALUATOR_COLUMNS = (
@@ -108,194 +110,6 @@ CHANGE_COLUMNS = (
     "response_a",
     "response_b",
 )
-UNPAIRED_COLUMNS = ("item", "turn", "reason", "prompt_a", "prompt_b")
-ONLY_A, ONLY_B, PROMPT_CHANGED = "only in A", "only in B", "prompt changed"
-
-
-# ------------------------------------------------------------------------------------------------ statistics
-
-
-def mcnemar_p(b: int, c: int) -> float:
-    """Exact two-sided McNemar p-value for ``b`` pass→fail and ``c`` fail→pass discordant pairs.
-
-    ``min(1, 2 * P(X <= min(b, c)))`` with ``X ~ Binomial(b + c, 1/2)``; 1.0 when there is no discordant pair.
-    The binomial tail is summed in log space (``log C(n, k)`` by the recurrence ``log C(n, k-1) + log(n-k+1) -
-    log k``), so it neither overflows nor needs scipy for any ``n``.
-    """
-    b, c = int(b), int(c)
-    if b < 0 or c < 0:
-        raise ValueError(f"discordant counts must be >= 0, got b={b}, c={c}")
-    n = b + c
-    if n == 0:
-        return 1.0
-    k = np.arange(1, min(b, c) + 1, dtype=float)
-    log_comb = np.concatenate(([0.0], np.cumsum(np.log(n - k + 1) - np.log(k))))
-    log_terms = log_comb - n * math.log(2.0)
-    top = float(log_terms.max())
-    tail = math.exp(top) * float(np.exp(log_terms - top).sum())
-    return min(1.0, 2.0 * tail)
-
-
-def paired_bootstrap(
-    values: np.ndarray,
-    masks: np.ndarray,
-    *,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    confidence: float = DEFAULT_CONFIDENCE,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bootstrap intervals of the masked means of several per-row differences, resampled jointly.
-
-    ``values`` and ``masks`` are ``(rows, statistics)``: column ``s`` is a per-row difference (B - A) and where it
-    applies. Every resample draws ``rows`` row indices with replacement (the same draw for all statistics) and
-    each statistic becomes ``sum(count * value * mask) / sum(count * mask)`` over the draw, i.e. the mean
-    difference over the drawn rows that qualify. Returns ``(low, high)`` arrays of length ``statistics``: the
-    ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles (NaN for a statistic no row qualifies for).
-
-    The draws come from ``numpy.random.default_rng(seed)`` in chunks of resamples; numpy's generator yields the
-    same stream however it is chunked, so the result depends on the seed and the data only (up to the last-bit
-    rounding of the matrix products, which BLAS may sum in another order for another chunk shape).
-    """
-    values = np.asarray(values, dtype=float)
-    masks = np.asarray(masks, dtype=bool)
-    if values.ndim == 1:
-        values, masks = values[:, None], masks[:, None]
-    rows, stats = values.shape
-    low = np.full(stats, np.nan)
-    high = np.full(stats, np.nan)
-    if rows == 0 or stats == 0 or resamples <= 0:
-        return low, high
-    weights = masks.astype(float)
-    numerators = np.where(masks, values, 0.0)
-    rng = np.random.default_rng(seed)
-    chunk = max(1, min(resamples, BOOTSTRAP_CELLS // rows))
-    out = np.empty((resamples, stats))
-    offsets = None
-    for start in range(0, resamples, chunk):
-        size = min(chunk, resamples - start)
-        draws = rng.integers(0, rows, size=(size, rows))
-        if offsets is None or len(offsets) != size:
-            offsets = (np.arange(size) * rows)[:, None]
-        counts = np.bincount((draws + offsets).ravel(), minlength=size * rows).reshape(size, rows)
-        counts = counts.astype(float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[start : start + size] = (counts @ numerators) / (counts @ weights)
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: no qualifying row
-        low, high = np.nanpercentile(out, [tail, 100.0 - tail], axis=0)
-    return low, high
-
-
-# ------------------------------------------------------------------------------------------------ pairing
-
-
-def _as_run(run: Any, which: str) -> pd.DataFrame:
-    if isinstance(run, pd.DataFrame):
-        return run
-    if isinstance(run, (str, os.PathLike)):
-        from evalkit.documents.run_reader import read_run
-
-        return read_run(run)
-    raise TypeError(f"run {which} must be a DataFrame, a run folder or a results.json path, not {type(run)}")
-
-
-def _label(run: Any, df: pd.DataFrame) -> str:
-    """A short name for a run: its folder name (never the full local path: reports get shared)."""
-    source = run if isinstance(run, (str, os.PathLike)) else (df.attrs.get("evalkit") or {}).get("source")
-    if source and not str(source).startswith("<"):
-        path = Path(source)
-        return (path.parent.name or path.name) if path.name == "results.json" else path.name
-    from evalkit.reporting.html_page import report_title
-
-    return report_title(df)
-
-
-def _keys(df: pd.DataFrame, which: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    n = len(df)
-    item = df["item"].to_numpy(dtype=np.int64) if "item" in df.columns else np.arange(n, dtype=np.int64)
-    if "turn" in df.columns:
-        turn = pd.array(df["turn"], dtype="Int64").fillna(-1).to_numpy(dtype=np.int64)
-    else:
-        turn = np.full(n, -1, dtype=np.int64)
-    prompt = _texts(df, "prompt", "")
-    duplicated = pd.MultiIndex.from_arrays([item, turn]).duplicated()
-    if duplicated.any():
-        first = int(np.flatnonzero(duplicated)[0])
-        raise EvalkitError(
-            f"run {which} has more than one row for item {item[first]}"
-            + ("" if turn[first] < 0 else f", turn {turn[first]}")
-            + ": rows are paired by (item, turn), so each may appear once."
-        )
-    return item, turn, prompt
-
-
-def _texts(df: pd.DataFrame, column: str, missing: Any = None) -> np.ndarray:
-    """A column as an object array with missing values (None, NaN, NA) replaced by ``missing``."""
-    if column not in df.columns:
-        return np.full(len(df), missing, dtype=object)
-    values = df[column].to_numpy(dtype=object)
-    out = values.copy()
-    out[pd.isna(values)] = missing
-    return out
-
-
-def _pair(a: pd.DataFrame, b: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
-    """Positions of the paired rows in A and B (in A's order) and the unpaired rows."""
-    item_a, turn_a, prompt_a = _keys(a, "A")
-    item_b, turn_b, prompt_b = _keys(b, "B")
-    left = pd.DataFrame({"item": item_a, "turn": turn_a, "pos_a": np.arange(len(a))})
-    right = pd.DataFrame({"item": item_b, "turn": turn_b, "pos_b": np.arange(len(b))})
-    merged = left.merge(right, on=["item", "turn"], how="outer", indicator=True, sort=False)
-    both = merged[merged["_merge"] == "both"].sort_values("pos_a")
-    pos_a = both["pos_a"].to_numpy(dtype=np.int64)
-    pos_b = both["pos_b"].to_numpy(dtype=np.int64)
-    same = prompt_a[pos_a] == prompt_b[pos_b]
-    same = np.asarray(same, dtype=bool)
-
-    pieces = []
-    changed = both[~same]
-    if len(changed):
-        pieces.append(
-            pd.DataFrame(
-                {
-                    "item": changed["item"].to_numpy(),
-                    "turn": changed["turn"].to_numpy(),
-                    "reason": PROMPT_CHANGED,
-                    "prompt_a": prompt_a[pos_a[~same]],
-                    "prompt_b": prompt_b[pos_b[~same]],
-                }
-            )
-        )
-    for side, reason in (("left_only", ONLY_A), ("right_only", ONLY_B)):
-        rows = merged[merged["_merge"] == side]
-        if len(rows):
-            column = "pos_a" if side == "left_only" else "pos_b"
-            positions = rows[column].to_numpy(dtype=np.int64)
-            texts = (prompt_a if side == "left_only" else prompt_b)[positions]
-            pieces.append(
-                pd.DataFrame(
-                    {
-                        "item": rows["item"].to_numpy(),
-                        "turn": rows["turn"].to_numpy(),
-                        "reason": reason,
-                        "prompt_a": texts if side == "left_only" else None,
-                        "prompt_b": texts if side == "right_only" else None,
-                    }
-                )
-            )
-    if pieces:
-        unpaired = pd.concat(pieces, ignore_index=True).sort_values(["item", "turn"], kind="stable")
-        unpaired = unpaired.reset_index(drop=True)
-    else:
-        unpaired = pd.DataFrame({c: [] for c in UNPAIRED_COLUMNS})
-    unpaired["item"] = unpaired["item"].astype(np.int64)
-    turns = unpaired["turn"].to_numpy(dtype=np.int64)
-    unpaired["turn"] = pd.array(np.where(turns < 0, None, turns).tolist(), dtype="Int64")
-    return pos_a[same], pos_b[same], unpaired[list(UNPAIRED_COLUMNS)]
-
-
-# ------------------------------------------------------------------------------------------------ comparison
 
 
 @dataclass
@@ -306,7 +120,8 @@ class Comparison:
     columns :data:`EVALUATOR_COLUMNS` (definitions in the module docstring). ``regressed`` / ``improved``: one
     row per paired case row that got worse / better, columns :data:`CHANGE_COLUMNS` (``evaluators`` lists the
     names that changed; ``changes`` says how, one line each, with B's reason or error). ``unpaired``: rows that
-    are not compared, columns :data:`UNPAIRED_COLUMNS` (``reason``: only in A, only in B, prompt changed).
+    are not compared, columns :data:`~evalkit.analysis.pairing.UNPAIRED_COLUMNS` (``reason``: only in A, only
+    in B, prompt changed).
     """
 
     evaluators: pd.DataFrame
@@ -336,17 +151,7 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         """Notebook view: the header, the deltas table and the first rows of each list (all text escaped)."""
-        return f"<div class='evalkit-compare'><style>{CSS}</style>{_body_html(self, max_rows=20)}</div>"
-
-    def to_html(self, path: str | os.PathLike, title: str | None = None, *, max_rows: int = 500) -> Path:
-        """Write a standalone, offline HTML report to ``path`` (atomically) and return the path.
-
-        Everything from the runs is escaped. The report embeds two plotly figures (pass-rate and mean-score
-        deltas with their intervals) with plotly.js inline once, before the first figure; nothing is loaded
-        from the network, and a Content-Security-Policy allows only the report's own scripts (by hash) and no
-        connections. Lists show at most ``max_rows`` rows each; texts are cut to :data:`TEXT_LIMIT` characters.
-        """
-        return write_html(self, path, title=title, max_rows=max_rows)
+        return f"<div class='evalkit-compare'><style>{CSS}</style>{body_html(self, max_rows=20)}</div>"
 
 
 def compare(
@@ -367,10 +172,10 @@ def compare(
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-    a, b = _as_run(run_a, "A"), _as_run(run_b, "B")
+    a, b = as_run(run_a, "A"), as_run(run_b, "B")
     if labels is None:
-        labels = (_label(run_a, a), _label(run_b, b))
-    pos_a, pos_b, unpaired = _pair(a, b)
+        labels = (run_label(run_a, a), run_label(run_b, b))
+    pos_a, pos_b, unpaired = pair_rows(a, b)
 
     specs_a = {ev["key"]: ev for ev in scored_evaluators(a) if f"{ev['key']}_result" in a.columns}
     specs_b = {ev["key"]: ev for ev in scored_evaluators(b) if f"{ev['key']}_result" in b.columns}
@@ -382,8 +187,8 @@ def compare(
     diffs, masks = [], []
     transitions: list[tuple[str, np.ndarray, np.ndarray, dict]] = []
     for key in keys:
-        ra = _texts(a, f"{key}_result")[pos_a]
-        rb = _texts(b, f"{key}_result")[pos_b]
+        ra = column_texts(a, f"{key}_result")[pos_a]
+        rb = column_texts(b, f"{key}_result")[pos_b]
         column = score_column(key)
         sa = numeric_scores(a[column])[pos_a] if column in a.columns else np.full(m, np.nan)
         sb = numeric_scores(b[column])[pos_b] if column in b.columns else np.full(m, np.nan)
@@ -395,8 +200,8 @@ def compare(
         better = ((ra == "fail") | (ra == "error")) & (rb == "pass")
         transitions.append((key, worse, better, {"ra": ra, "rb": rb, "sa": sa, "sb": sb}))
 
-    status_a = _texts(a, "status")[pos_a]
-    status_b = _texts(b, "status")[pos_b]
+    status_a = column_texts(a, "status")[pos_a]
+    status_b = column_texts(b, "status")[pos_b]
     has_status = "status" in a.columns and "status" in b.columns
     if has_status:
         pa, pb = status_a == "pass", status_b == "pass"
@@ -528,8 +333,8 @@ def _changes(context: dict, transitions: list, which: int, by_status: np.ndarray
         hit = (worse if which == 1 else better)[picked]
         if not hit.any():
             continue
-        reason = _texts(b, f"{key}_reason")[ib]
-        error = _texts(b, f"{key}_error")[ib]
+        reason = column_texts(b, f"{key}_reason")[ib]
+        error = column_texts(b, f"{key}_error")[ib]
         reasons_b[key] = (reason, error)
         name = context["names"][key]
         for j in np.flatnonzero(hit).tolist():
@@ -550,336 +355,14 @@ def _changes(context: dict, transitions: list, which: int, by_status: np.ndarray
         {
             "item": a["item"].to_numpy(dtype=np.int64)[ia] if "item" in a.columns else ia.astype(np.int64),
             "turn": turn,
-            "thread": _texts(a, "thread")[ia],
-            "prompt": _texts(a, "prompt", "")[ia],
+            "thread": column_texts(a, "thread")[ia],
+            "prompt": column_texts(a, "prompt", "")[ia],
             "status_a": context["status_a"][picked],
             "status_b": context["status_b"][picked],
             "evaluators": evaluators,
             "changes": ["\n".join(parts) for parts in lines],
-            "response_a": _texts(a, "response")[ia],
-            "response_b": _texts(b, "response")[ib],
+            "response_a": column_texts(a, "response")[ia],
+            "response_b": column_texts(b, "response")[ib],
         },
         columns=list(CHANGE_COLUMNS),
     )
-
-
-# ------------------------------------------------------------------------------------------------ text output
-
-
-def _pct(value: float) -> str:
-    return "n/a" if not math.isfinite(value) else f"{value:.1%}"
-
-
-def _pp(value: float) -> str:
-    """A pass-rate difference in percentage points, signed."""
-    return "n/a" if not math.isfinite(value) else f"{value * 100:+.1f}"
-
-
-def _num(value: float, signed: bool = False) -> str:
-    if not math.isfinite(value):
-        return "n/a"
-    return f"{value:+.3f}" if signed else f"{value:.3f}"
-
-
-def _p(value: float) -> str:
-    if not math.isfinite(value):
-        return "n/a"
-    return f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
-
-
-def format_table(comparison: Comparison) -> str:
-    """The per-evaluator deltas as an aligned plain-text table, with a header line about the pairing."""
-    c = comparison
-    level = f"{c.confidence:.0%}"
-    reasons = c.unpaired["reason"].value_counts() if len(c.unpaired) else {}
-    lines = [
-        f"A: {c.label_a}",
-        f"B: {c.label_b}",
-        f"{c.paired} paired rows; {len(c.unpaired)} unpaired ("
-        + ", ".join(f"{int(reasons.get(r, 0))} {r}" for r in (ONLY_A, ONLY_B, PROMPT_CHANGED))
-        + ")",
-    ]
-    header = (
-        "evaluator",
-        "judged",
-        "pass A",
-        "pass B",
-        "delta pp",
-        f"{level} interval",
-        "p",
-        "mean A",
-        "mean B",
-        "delta",
-        f"{level} interval",
-        "worse",
-        "better",
-    )
-    body = []
-    for name, r in c.evaluators.iterrows():
-        body.append(
-            (
-                "row status" if name == STATUS_ROW else str(name),
-                str(int(r["judged"])),
-                _pct(r["pass_rate_a"]),
-                _pct(r["pass_rate_b"]),
-                _pp(r["pass_rate_delta"]),
-                f"[{_pp(r['pass_rate_low'])}, {_pp(r['pass_rate_high'])}]",
-                _p(r["p_value"]),
-                _num(r["mean_a"]),
-                _num(r["mean_b"]),
-                _num(r["mean_delta"], signed=True),
-                f"[{_num(r['mean_low'], True)}, {_num(r['mean_high'], True)}]",
-                str(int(r["regressed"])),
-                str(int(r["improved"])),
-            )
-        )
-    if body:
-        widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
-        for row in [header, *body]:
-            cells = [row[0].ljust(widths[0])] + [cell.rjust(w) for cell, w in zip(row[1:], widths[1:])]
-            lines.append("  ".join(cells).rstrip())
-    else:
-        lines.append("No evaluator is scored in both runs, and neither has row statuses.")
-    if c.only_a:
-        lines.append("Only in A (not compared): " + ", ".join(c.only_a))
-    if c.only_b:
-        lines.append("Only in B (not compared): " + ", ".join(c.only_b))
-    lines.append(f"{len(c.regressed)} rows regressed, {len(c.improved)} improved.")
-    return "\n".join(lines)
-
-
-# ------------------------------------------------------------------------------------------------ HTML output
-
-CSS = """
-.evalkit-compare, body.evalkit-compare { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
-  color: #1f2328; }
-body.evalkit-compare { margin: 1.5rem; }
-.evalkit-compare h1 { font-size: 1.5rem; margin: 0 0 .2rem; overflow-wrap: anywhere; }
-.evalkit-compare h2 { font-size: 1.1rem; margin: 1.6rem 0 .5rem; }
-.evalkit-compare .meta, .evalkit-compare .none { color: #656d76; }
-.evalkit-compare table { border-collapse: collapse; }
-.evalkit-compare th, .evalkit-compare td { border-bottom: 1px solid #d0d7de; padding: .3rem .5rem;
-  text-align: left; vertical-align: top; }
-.evalkit-compare th { background: #f6f8fa; }
-.evalkit-compare td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.evalkit-compare .up { color: #1a7f37; font-weight: 600; }
-.evalkit-compare .down { color: #cf222e; font-weight: 600; }
-.evalkit-compare tr.status-row th, .evalkit-compare tr.status-row td { border-top: 2px solid #d0d7de; }
-.evalkit-compare .text { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 10em; overflow: auto;
-  max-width: 32rem; }
-.evalkit-compare .scroll { overflow-x: auto; }
-"""
-
-
-def _esc(value: Any, limit: int = TEXT_LIMIT) -> str:
-    """A cell as escaped HTML text: missing → "", cut to ``limit`` characters (marked with …)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
-        return ""
-    text = value if isinstance(value, str) else str(value)
-    if len(text) > limit:
-        text = text[:limit] + ELLIPSIS
-    return html.escape(text, quote=True)
-
-
-def _delta_class(low: float, high: float) -> str:
-    """``up`` / ``down`` when the interval excludes 0, so a colour marks only a change beyond noise."""
-    if math.isfinite(low) and low > 0:
-        return " up"
-    if math.isfinite(high) and high < 0:
-        return " down"
-    return ""
-
-
-def _evaluators_html(c: Comparison) -> str:
-    if c.evaluators.empty:
-        return "<p class='none'>No evaluator is scored in both runs, and neither has row statuses.</p>"
-    level = html.escape(f"{c.confidence:.0%}")
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in (
-            "evaluator",
-            "judged",
-            "pass A",
-            "pass B",
-            "Δ pass (pp)",
-            f"{level} interval",
-            "pass→fail",
-            "fail→pass",
-            "p (McNemar)",
-            "scored",
-            "mean A",
-            "mean B",
-            "Δ mean",
-            f"{level} interval",
-            "regressed",
-            "improved",
-        )
-    )
-    lines = []
-    for name, r in c.evaluators.iterrows():
-        status = name == STATUS_ROW
-        label = "row status" if status else _esc(name, 200)
-        pass_cls = _delta_class(r["pass_rate_low"], r["pass_rate_high"])
-        mean_cls = _delta_class(r["mean_low"], r["mean_high"])
-        cells = [
-            f"<td class='num'>{int(r['judged'])}</td>",
-            f"<td class='num'>{_pct(r['pass_rate_a'])}</td>",
-            f"<td class='num'>{_pct(r['pass_rate_b'])}</td>",
-            f"<td class='num{pass_cls}'>{_pp(r['pass_rate_delta'])}</td>",
-            f"<td class='num'>[{_pp(r['pass_rate_low'])}, {_pp(r['pass_rate_high'])}]</td>",
-            f"<td class='num'>{int(r['pass_to_fail'])}</td>",
-            f"<td class='num'>{int(r['fail_to_pass'])}</td>",
-            f"<td class='num'>{_p(r['p_value'])}</td>",
-            f"<td class='num'>{int(r['scored'])}</td>",
-            f"<td class='num'>{_num(r['mean_a'])}</td>",
-            f"<td class='num'>{_num(r['mean_b'])}</td>",
-            f"<td class='num{mean_cls}'>{_num(r['mean_delta'], True)}</td>",
-            f"<td class='num'>[{_num(r['mean_low'], True)}, {_num(r['mean_high'], True)}]</td>",
-            f"<td class='num'>{int(r['regressed'])}</td>",
-            f"<td class='num'>{int(r['improved'])}</td>",
-        ]
-        css = " class='status-row'" if status else ""
-        lines.append(f"<tr{css}><th scope='row'>{label}</th>{''.join(cells)}</tr>")
-    note = (
-        "<p class='meta'>On paired rows only. Pass rates: pass / (pass + fail) over the rows judged pass or fail in "
-        "both runs (errors left out, counted apart). p: exact McNemar test on the discordant pairs. Intervals: "
-        f"paired bootstrap ({c.resamples:,} resamples, seed {int(c.seed)}), percentile method; a coloured delta "
-        "has an interval that excludes 0. Row status: pass versus anything else, every paired row.</p>"
-    )
-    return f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table></div>{note}"
-
-
-def _turn_label(item: Any, turn: Any) -> str:
-    missing = turn is None or turn is pd.NA or (isinstance(turn, float) and math.isnan(turn))
-    return f"#{item}" if missing else f"#{item} · turn {turn}"
-
-
-def _changes_html(frame: pd.DataFrame, max_rows: int, what: str) -> str:
-    if frame.empty:
-        return f"<p class='none'>No {what} rows.</p>"
-    shown = frame.head(max_rows)
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("item", "status A → B", "what changed", "prompt", "response A", "response B")
-    )
-    lines = []
-    for row in shown.itertuples(index=False):
-        where = html.escape(_turn_label(row.item, row.turn))
-        if isinstance(row.thread, str) and row.thread:
-            where += f"<div class='meta'>{_esc(row.thread, 200)}</div>"
-        lines.append(
-            f"<tr><td>{where}</td><td>{_esc(row.status_a, 40)} → {_esc(row.status_b, 40)}</td>"
-            f"<td><div class='text'>{_esc(row.changes)}</div></td>"
-            f"<td><div class='text'>{_esc(row.prompt)}</div></td>"
-            f"<td><div class='text'>{_esc(row.response_a)}</div></td>"
-            f"<td><div class='text'>{_esc(row.response_b)}</div></td></tr>"
-        )
-    more = ""
-    if len(frame) > len(shown):
-        more = f"<p class='meta'>{len(frame) - len(shown):,} more not shown here (all are in the Comparison).</p>"
-    return (
-        f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table></div>"
-        f"{more}"
-    )
-
-
-def _unpaired_html(frame: pd.DataFrame, max_rows: int) -> str:
-    if frame.empty:
-        return "<p class='none'>Every row is paired.</p>"
-    shown = frame.head(max_rows)
-    lines = [
-        f"<tr><td>{html.escape(_turn_label(row.item, row.turn))}</td><td>{_esc(row.reason)}</td>"
-        f"<td><div class='text'>{_esc(row.prompt_a)}</div></td><td><div class='text'>{_esc(row.prompt_b)}</div></td>"
-        "</tr>"
-        for row in shown.itertuples(index=False)
-    ]
-    more = (
-        f"<p class='meta'>{len(frame) - len(shown):,} more not shown.</p>" if len(frame) > len(shown) else ""
-    )
-    return (
-        "<div class='scroll'><table><thead><tr><th>item</th><th>why</th><th>prompt A</th><th>prompt B</th></tr>"
-        f"</thead><tbody>{''.join(lines)}</tbody></table></div>{more}"
-    )
-
-
-def _body_html(c: Comparison, *, max_rows: int, figures: str = "") -> str:
-    facts = (
-        f"A = {_esc(c.label_a, 200)} · B = {_esc(c.label_b, 200)} · {c.paired:,} paired rows · "
-        f"{len(c.unpaired):,} unpaired"
-    )
-    only = ""
-    if c.only_a or c.only_b:
-        parts = []
-        if c.only_a:
-            parts.append("only in A: " + ", ".join(_esc(n, 200) for n in c.only_a))
-        if c.only_b:
-            parts.append("only in B: " + ", ".join(_esc(n, 200) for n in c.only_b))
-        only = f"<p class='meta'>Not compared ({'; '.join(parts)}).</p>"
-    return (
-        f"<p class='meta'>{facts}</p><h2>Evaluators</h2>{_evaluators_html(c)}{only}{figures}"
-        f"<h2>Regressed ({len(c.regressed):,})</h2>{_changes_html(c.regressed, max_rows, 'regressed')}"
-        f"<h2>Improved ({len(c.improved):,})</h2>{_changes_html(c.improved, max_rows, 'improved')}"
-        f"<h2>Unpaired ({len(c.unpaired):,})</h2>{_unpaired_html(c.unpaired, max_rows)}"
-    )
-
-
-def _figures_html(c: Comparison) -> tuple[str, list[str]]:
-    """The two delta figures as HTML (plotly.js inline once, in the first) and the sources of their scripts."""
-    import re
-
-    from evalkit.reporting.charts import comparison_deltas
-
-    # showSendToCloud: plotly.js 3 shows a "Share chart" (upload to Plotly Cloud) button unless told not to.
-    config = {"displaylogo": False, "responsive": True, "showSendToCloud": False}
-    parts = []
-    for number, metric in enumerate(("pass_rate", "mean")):
-        figure = comparison_deltas(c, metric=metric)
-        parts.append(
-            figure.to_html(
-                full_html=False,
-                include_plotlyjs=number == 0,
-                config=config,
-                div_id=f"evalkit-delta-{metric.replace('_', '-')}",
-            )
-        )
-    markup = "".join(parts)
-    scripts = re.findall(r"<script[^>]*>(.*?)</script>", markup, flags=re.DOTALL)
-    return f"<h2>Deltas</h2>{markup}", scripts
-
-
-def write_html(
-    c: Comparison, path: str | os.PathLike, title: str | None = None, *, max_rows: int = 500
-) -> Path:
-    """Write the standalone comparison report (see :meth:`Comparison.to_html`)."""
-    import base64
-    import hashlib
-
-    from evalkit.documents.atomic import atomic_write
-
-    title = title or f"{c.label_a} vs {c.label_b}"
-    figures, scripts = _figures_html(c)
-
-    def digest(source: str) -> str:
-        return "'sha256-" + base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode() + "'"
-
-    # Plotly sets inline styles, so style-src allows them; scripts run only when they are this file's own.
-    csp = (
-        "default-src 'none'; script-src "
-        + " ".join(sorted({digest(s) for s in scripts}))
-        + "; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; base-uri 'none'; form-action 'none'"
-    )
-    document = (
-        "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
-        f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n'
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>\n"
-        "<meta name='generator' content='evalkit'>\n"
-        f"<title>{_esc(title, 300)}</title>\n<style>{CSS}</style>\n</head>\n"
-        f"<body class='evalkit-compare'>\n<header><h1>{_esc(title, 300)}</h1></header>\n<main>\n"
-        f"{_body_html(c, max_rows=max_rows, figures=figures)}\n</main>\n"
-        f"<footer class='meta'>Generated by evalkit; works offline. Texts longer than {TEXT_LIMIT:,} characters "
-        "are shortened (…).</footer>\n</body>\n</html>\n"
-    )
-    target = Path(path)
-    with atomic_write(target, "wb") as handle:
-        handle.write(document.encode("utf-8", "backslashreplace"))
-    return target

@@ -37,6 +37,7 @@ def register(subparsers) -> None:
 
 def main(args) -> int:
     from evalkit.analysis.comparison import compare
+    from evalkit.reporting.comparison_page import write_html
 
     started = time.perf_counter()
     if args.resamples < 1:
@@ -46,7 +47,7 @@ def main(args) -> int:
     if args.out:
         out = Path(args.out)
         try:
-            comparison.to_html(out)
+            write_html(comparison, out)
         except OSError as exc:
             raise EvalkitError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
         print(f"Report: {out}")

@@ -1,6 +1,6 @@
 """``evalkit report RUN_DIR [--baseline RUN_DIR] [--title T] --out FILE.html``: the run report as one HTML file.
 
-Executes the report notebook (``evalkit/templates/report.ipynb``, the same file as the repository's
+Executes the report notebook (``evalkit/reporting/templates/report.ipynb``, the same file as the repository's
 ``notebooks/report.ipynb``) with papermill on the ``python3`` Jupyter kernel and exports its outputs as a
 standalone page that opens offline (see :mod:`evalkit.reporting.notebook_report`). Exit 0 when the report is written, 2 for user
 mistakes (a missing folder, a file that is not a run), 3 when there is no Jupyter kernel to run it on.

@@ -118,7 +118,7 @@ def _run(args) -> int:
     print(f"CSV:     {paths['csv']}")
     print(f"Report:  {paths['html']}")
     if args.agent:
-        from evalkit.agents.runner import write_spans_jsonl
+        from evalkit.agents.span_capture import write_spans_jsonl
 
         count = write_spans_jsonl(scored, out / "spans.jsonl")
         print(f"Spans:   {out / 'spans.jsonl'} ({count} spans)")

@@ -7,6 +7,9 @@ and ``DIR/results.csv`` (one flat row per result), prints the labels each evalua
 The pass rate is the share of all results that are not errors and carry a ``value`` of at least 1.0: labels
 are free-form strings, so the numeric value is the only comparable verdict, and errors (exceptions, timeouts,
 contract violations) count against the gate rather than being left out of it.
+
+``evalkit spans package NAME --out NAME.zip`` builds the AWS Lambda deployment zip of one span evaluator
+(``evalkit.spans.packaging``) and prints what went in and the handler name.
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ def register(subparsers) -> None:
     )
     ev.set_defaults(func=main)
     register_serve(commands)
+    _register_package(commands)
 
 
 def _no_subcommand(parser):
@@ -195,3 +199,37 @@ def _print_summary(evaluators, results: list[dict]) -> None:
         head = f"{name} ({level})"
         count = f"{len(entries)} result{'s' if len(entries) != 1 else ''}"
         print(f"  {head:<{width}}  {count}: {'; '.join(parts) or '-'}")
+
+
+# --- evalkit spans package NAME --out NAME.zip --------------------------------------------------------------
+
+
+def _register_package(commands) -> None:
+    package = commands.add_parser(
+        "package",
+        help="build the AWS Lambda deployment zip of a span evaluator",
+        description="Zip custom-evaluators/NAME/ for AWS Lambda: NAME.py at the root (handler "
+        "NAME.lambda_handler), the folder's other files, and the shared modules of custom-evaluators/_shared/ "
+        "it imports. The same folder always gives the same bytes.",
+    )
+    package.add_argument("name", metavar="NAME", help="span evaluator custom-evaluators/NAME/NAME.py")
+    package.add_argument(
+        "--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)"
+    )
+    package.add_argument("--out", metavar="FILE", required=True, help="zip file to write, e.g. NAME.zip")
+    package.set_defaults(func=package_main)
+
+
+def package_main(args) -> int:
+    from evalkit.spans.packaging import build_package
+
+    package = build_package(args.name, args.out, args.custom_dir)
+    files = f"{len(package.entries)} file{'s' if len(package.entries) != 1 else ''}"
+    print(f"Packaged {package.name} into {args.out} ({files}, {package.size:,} bytes):")
+    width = max(len(arcname) for arcname in package.entries)
+    for arcname in sorted(package.entries):
+        print(f"  {arcname:<{width}}  from {package.entries[arcname]}")
+    if package.optional:
+        print(f"Optional imports left out (a Lambda layer may provide them): {', '.join(package.optional)}")
+    print(f"Handler: {package.handler}")
+    return 0

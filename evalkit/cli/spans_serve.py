@@ -145,7 +145,7 @@ def serve_main(args) -> int:
 
 
 def status_main(args) -> int:
-    from evalkit.spans.online import status
+    from evalkit.spans.online_views import status
 
     info = status(args.store)
     counts = info["counts"]

@@ -99,7 +99,7 @@ def _run_provenance(df: pd.DataFrame) -> dict:
     """What produced these results: the evalkit version and the sha256 of the document file, if any."""
     import hashlib
 
-    from evalkit import __version__
+    from evalkit.documents.versions import EVALKIT_VERSION as __version__
 
     info = {"evalkit_version": __version__}
     source = df.attrs.get("evalkit", {}).get("source")

@@ -7,6 +7,10 @@ import warnings
 
 from evalkit.errors import DocumentError
 
+#: This evalkit's version (``evalkit.__version__``), recorded in the results it writes. Kept here, at the
+#: bottom layer, so that the results writers need not import the package root.
+EVALKIT_VERSION = "0.1.0"
+
 #: The newest upstream schema version evalkit knows; upgraded documents are stamped with it.
 LATEST_VERSION = "1.11.0"
 _VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")

@@ -2,11 +2,16 @@
 
 - ``base``: the one internal protocol ("score these rows, column-wise") and result frames;
   ``contract``: the seed's result contract of custom evaluators (``{"score", "reason"}``).
-- Deterministic built-ins: ``text`` (ExactMatch, PartialMatch, Citations), ``retrieval``
-  (RetrievalQuery, RetrievalResult), ``toolcalls`` (ToolCallSelection, ToolCallExecution).
+- Deterministic built-ins. String evaluators: ``matching`` (ExactMatch, PartialMatch, with the numpy
+  tokeniser in ``tokens``) and ``citations`` (Citations), over ``options`` (rows grouped by their options)
+  and ``columnwise`` (column reading and result assembly). ``retrieval`` (RetrievalQuery, RetrievalResult).
+  ``toolcalls`` (ToolCallSelection, ToolCallExecution) over ``tool_spans`` (tool calls read from spans);
+  ``tool_allowlist``: the allowlist check of an agent run.
 - ``llm_judges``: Relevance, Coherence, Groundedness, Similarity, ToolCallAccuracy over ``evalkit.judges``.
 - ``custom``: discovery and loading of ``custom-evaluators/<name>/`` (code-only, ``.prompty`` judges, span
-  evaluators named in documents, via ``span_docs``); ``registry``: a name to an evaluator object.
+  evaluators named in documents, via ``span_docs``).
+- ``names``: the rules of evaluator names; ``registry``, the top of the package: a name to an evaluator
+  object.
 - ``scaffold``: the templates of ``evalkit new``.
 
 May import: ``evalkit.spans``, ``evalkit.judges``, ``evalkit.documents``, ``evalkit.errors``.

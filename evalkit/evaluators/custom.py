@@ -23,12 +23,14 @@ from typing import Any
 
 import numpy as np
 
+from evalkit.documents.evaluator_maps import BUILTIN_NAMES
 from evalkit.errors import EvaluatorConfigError
 from evalkit.evaluators.base import verdict_frame
 from evalkit.evaluators.contract import ContractError, read_score, signature_message
 from evalkit.evaluators.llm_judges import LLMJudge
-from evalkit.evaluators.registry import BUILTIN_NAMES
+from evalkit.evaluators.span_docs import SpanDocumentEvaluator
 from evalkit.judges.pool import JudgeFailure
+from evalkit.judges.prompty import load as load_prompty
 
 log = logging.getLogger("evalkit.custom")
 
@@ -213,9 +215,7 @@ class CustomJudge(LLMJudge):
         return {**{k: row[k] for k in _INPUTS}, "options": config.get("options") or {}}
 
     def model_parameters(self) -> dict:
-        from evalkit.judges.prompty import load
-
-        return load(self.folder / f"{self.name}.prompty").parameters
+        return load_prompty(self.folder / f"{self.name}.prompty").parameters
 
     def read(self, value):
         try:
@@ -236,7 +236,7 @@ def load_custom(name: str, folder: Path, where: str = ""):
             f"Every evaluator folder must contain {name}.py; a {name}.prompty is needed only for LLM judges."
         )
     if _defines_lambda_handler(module_path):
-        from evalkit.evaluators.span_docs import SpanDocumentEvaluator
+        # Lazy: the span runtime costs ~0.1 s of imports (HTTP, ssl), paid only when a span evaluator is named.
         from evalkit.spans import load_span_evaluator
 
         log.debug("custom evaluator %r: %s (span evaluator)", name, module_path)
@@ -318,10 +318,8 @@ def _first_class(name: str, path: Path) -> type:
 
 def _check_template(name: str, path: Path) -> None:
     """Warn about the template mistakes the seed describes; the run goes on either way."""
-    from evalkit.judges.prompty import load
-
     try:
-        template = load(path)
+        template = load_prompty(path)
     except (ValueError, OSError) as exc:
         log.warning(
             "Custom evaluator '%s': %s cannot be read (%s); the judge will fail to load.",

@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from evalkit.documents.evaluator_maps import LLM_BUILTINS
 from evalkit.evaluators.base import verdict_frame
-from evalkit.evaluators.registry import LLM_BUILTINS
+from evalkit.judges.cache import cache_key
+from evalkit.judges.models import judge_client
 from evalkit.judges.pool import Call, JudgeFailure
 from evalkit.judges.prompty import BUILTIN_PROMPTS, builtin_prompt
 
@@ -59,8 +61,6 @@ class LLMJudge:
 
     # The column-wise run -----------------------------------------------------------------------------
     def score(self, rows, configs: list[dict]):
-        from evalkit.judges.cache import cache_key
-
         n = len(rows)
         records = _records(rows)
         thresholds = np.array([float(c.get("threshold", self.default_threshold)) for c in configs])
@@ -155,8 +155,6 @@ class BuiltinJudge(LLMJudge):
 
     def _shared_client(self):
         """One client per run, made by whichever call gets here first."""
-        from evalkit.judges.models import judge_client
-
         with self._lock:
             if self._client is None:
                 self._client = judge_client(self.model_config or {}, timeout=self.pool.timeout)

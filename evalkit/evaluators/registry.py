@@ -1,47 +1,35 @@
-"""Evaluator names: built-ins, custom discovery in ``custom-evaluators/``, name rules, and resolution.
+"""Evaluator objects by name: the built-ins' classes, custom evaluators found in ``custom-evaluators/``.
 
-Resolution of a row's evaluator map follows the upstream rules: no ``default_evaluators`` means the system
-defaults Relevance + Coherence; an item's map under ``evaluators_mode: extend`` is merged by evaluator name
-(the item's entry replaces the default's entry as a whole), under ``replace`` it is used alone.
+``resolve_evaluators`` builds one object per name a document references and reports every configuration
+problem at once (an unknown name, a collision with a built-in, a reserved or malformed name, a custom
+evaluator that fails to load). The top of this package: it imports the evaluators, none of them imports it.
+Which evaluators a row asks for is resolved in ``evalkit.documents.evaluator_maps``; the name rules are in
+``names``.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 from pathlib import Path
 from typing import Any
 
-from evalkit.documents.evaluator_maps import (  # noqa: F401 - re-exported: the registry's names
-    BUILTIN_NAMES,
-    DETERMINISTIC_BUILTINS,
-    LLM_BUILTINS,
-    SYSTEM_DEFAULTS,
-    resolve_row_evaluators,
-)
+from evalkit.documents.evaluator_maps import BUILTIN_NAMES, LLM_BUILTINS
 from evalkit.errors import EvaluatorConfigError
+from evalkit.evaluators.citations import Citations
+from evalkit.evaluators.custom import load_custom
+from evalkit.evaluators.llm_judges import builtin_judge
+from evalkit.evaluators.matching import ExactMatch, PartialMatch
+from evalkit.evaluators.names import NAME_PATTERN, RESERVED_NAMES, builtin_collision, default_custom_dir
+from evalkit.evaluators.retrieval import RETRIEVAL_EVALUATORS
+from evalkit.evaluators.toolcalls import TOOLCALL_EVALUATORS
 
 log = logging.getLogger("evalkit.registry")
 
-_BUILTIN_BY_FOLDED = {name.casefold(): name for name in BUILTIN_NAMES}
-#: Case-table columns a custom evaluator's output columns would overwrite.
-RESERVED_NAMES = frozenset(
-    "item turn thread prompt expected_response context response citations retrieval_executions spans "
-    "evaluators extensions source thread_source status error_code error_message".split()
-)
-NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*$")
-
-
-def default_custom_dir() -> Path:
-    """``<project>/custom-evaluators``, where the project is the current directory."""
-    return Path(os.getcwd()) / "custom-evaluators"
-
-
-def builtin_collision(name: str) -> str | None:
-    """The built-in name that ``name`` collides with case-insensitively (but not exactly), if any."""
-    builtin = _BUILTIN_BY_FOLDED.get(name.casefold())
-    return builtin if builtin is not None and builtin != name else None
+#: The built-in string evaluators by document name.
+TEXT_EVALUATORS = {"ExactMatch": ExactMatch, "PartialMatch": PartialMatch, "Citations": Citations}
+#: Every deterministic built-in by document name.
+_DETERMINISTIC = {**TEXT_EVALUATORS, **RETRIEVAL_EVALUATORS, **TOOLCALL_EVALUATORS}
 
 
 def resolve_evaluators(names_where: dict[str, str], custom_dir: str | os.PathLike | None = None) -> dict:
@@ -50,14 +38,12 @@ def resolve_evaluators(names_where: dict[str, str], custom_dir: str | os.PathLik
     ``names_where`` maps each name to where it first appears (``items[3]``), for the messages.
     Raises ``EvaluatorConfigError`` (exit code 2) listing all problems.
     """
-    from evalkit.evaluators import custom
-
     folder = Path(custom_dir) if custom_dir is not None else default_custom_dir()
     resolved: dict[str, Any] = {}
     problems: list[str] = []
     for name, where in names_where.items():
         try:
-            resolved[name] = _resolve_one(name, where, folder, custom)
+            resolved[name] = _resolve_one(name, where, folder)
         except EvaluatorConfigError as exc:
             problems.append(str(exc))
     if problems:
@@ -67,7 +53,7 @@ def resolve_evaluators(names_where: dict[str, str], custom_dir: str | os.PathLik
     return resolved
 
 
-def _resolve_one(name: str, where: str, folder: Path, custom) -> Any:
+def _resolve_one(name: str, where: str, folder: Path) -> Any:
     if name in BUILTIN_NAMES:
         log.debug("evaluator %r (%s): built-in", name, where)
         return builtin(name)
@@ -88,21 +74,14 @@ def _resolve_one(name: str, where: str, folder: Path, custom) -> Any:
             f"Evaluator name '{name}' ({where}) is not valid: names start with a letter, followed by "
             "letters, digits or underscores."
         )
-    return custom.load_custom(name, folder, where)
+    return load_custom(name, folder, where)
 
 
 def builtin(name: str):
     """A fresh instance of the built-in evaluator ``name``."""
-    from evalkit.evaluators.retrieval import RETRIEVAL_EVALUATORS
-    from evalkit.evaluators.text import TEXT_EVALUATORS
-    from evalkit.evaluators.toolcalls import TOOLCALL_EVALUATORS
-
-    table = {**TEXT_EVALUATORS, **RETRIEVAL_EVALUATORS, **TOOLCALL_EVALUATORS}
-    if name in table:
-        return table[name]()
+    if name in _DETERMINISTIC:
+        return _DETERMINISTIC[name]()
     if name in LLM_BUILTINS:
-        from evalkit.evaluators.llm_judges import builtin_judge
-
         return builtin_judge(name)
     raise EvaluatorConfigError(
         f"The built-in evaluator '{name}' is not available in this version of evalkit yet; "

@@ -1,46 +1,11 @@
 """ToolCallSelection and ToolCallExecution: deterministic checks of which tools the agent called, and how.
 
-Both evaluators judge the upstream (schema 1.11) tool-call evidence, ``diagnostics.tool_calls``::
-
-    {"selected_functions": [{"plugin_name", "function_name"}, ...] | null,
-     "executions": [{"plugin_name", "function_name", "response_status"}, ...] | null,
-     "evidence_error"?: "..."}
-
-A row's evidence is its ``tool_calls`` cell when that holds an object; otherwise it is derived from the row's
-captured ``spans`` by ``tool_calls_from_spans``. A null list means "evidence unavailable", an empty list is an
-authoritative "nothing happened" (the upstream semantics), so an agent that emitted spans but no tool span
-selected and executed nothing.
-
-Tool identity from a span (``span_tool_identity``)
-    A span is a tool span when its name starts with ``"execute_tool "``, or it has a non-empty
-    ``gen_ai.tool.name``, or ``traceloop.span.kind == "tool"`` (the rule of ``evalkit.spans.loading``). Its
-    tool name is the first non-blank of ``gen_ai.tool.name``, ``tool.name``, ``traceloop.entity.name``, else
-    the span name without ``"execute_tool "``. The name is split at its *first* ``_`` or ``.`` (whichever
-    comes first): ``github_orgs_get`` -> plugin ``github``, function ``orgs_get``;
-    ``learnmicro_microsoft_docs_search`` -> ``learnmicro`` / ``microsoft_docs_search``; ``github.orgs_get``
-    -> ``github`` / ``orgs_get``. This is the inverse of the upstream ``namespace_toolname`` identifier
-    (``plugin + "_" + function``) used by ``allowed_tools``, so ``plugin_function`` rebuilds the name
-    exactly whenever the name used ``_``. A name without a separator (``search``) has no parseable plugin,
-    and an empty side leaves that part unparseable (``_x`` -> plugin null, ``x_`` -> function null): the
-    entry is kept with the null part, as upstream keeps unparseable Developer Info entries. Plain tool names
-    that contain ``_`` but no namespace (``get_weather``) are split too (``get`` / ``weather``); such
-    agents should set the override attributes:
-
-    * ``evalkit.tool.plugin`` / ``evalkit.tool.function`` (non-blank strings) replace the derived part.
-      With only a plugin override, the function is the tool name with a leading ``<plugin>_`` or
-      ``<plugin>.`` removed (else the whole name); with only a function override, the plugin is the tool name
-      with a trailing ``_<function>`` or ``.<function>`` removed (else the split rule's plugin).
-
-    ``gen_ai.system`` is deliberately *not* used: it names the model provider (``openai``, ``aws.bedrock``),
-    not the tool's namespace, and would give every tool of an agent the same plugin.
-
-Execution status from a span
-    ``response_status`` is the first integer of ``http.response.status_code`` / ``http.status_code`` (an
-    int, an integral float, or a digit string); failing that, 200 for span status OK / UNSET (or no status)
-    and 500 for ERROR (numeric OTLP codes 0/1/2 and the ``STATUS_CODE_`` prefix are understood); any other
-    status gives null. Every tool span is one execution; ``selected_functions`` holds the distinct
-    identities in order of first call. Spans are taken in start-time order; a repeated
-    (traceId, spanId) pair is counted once.
+Both evaluators judge the upstream (schema 1.11) tool-call evidence, ``diagnostics.tool_calls`` (its shape,
+and how tool identities and statuses are read from spans, are in ``tool_spans``). A row's evidence is its
+``tool_calls`` cell when that holds an object; otherwise it is derived from the row's captured ``spans`` by
+``tool_calls_from_spans``. A null list means "evidence unavailable", an empty list is an authoritative
+"nothing happened" (the upstream semantics), so an agent that emitted spans but no tool span selected and
+executed nothing.
 
 ToolCallSelection (options ``calls``, ``allow_additional_calls`` = true; score 1.0 / 0.0, threshold 1.0)
     Expected identities are de-duplicated. Pass when every expected identity is among
@@ -78,12 +43,6 @@ Configuration mistakes (``calls`` missing, empty, or with an entry lacking a non
 ``tool.plugin_name`` / ``tool.function_name``; a non-boolean ``allow_additional_calls``) give that row an
 error result with code ``evaluatorConfigurationError``; other rows are still scored. Unknown options are
 ignored. Entries validate against the upstream ``ToolCallEvaluatorScore`` definition (no extra detail fields).
-
-Allowlists (``resolve_allowed_tools``, ``tool_call_not_allowed``)
-    ``default_allowed_tools`` and an item's (or turn's) ``allowed_tools`` combine by ``allowed_tools_mode``:
-    ``extend`` (the default) takes the union, ``replace`` the item list only; an absent list is empty, so
-    nothing at all resolves to an empty allowlist (fail closed). Entries are trimmed, whitespace-only ones
-    dropped, duplicates removed; matching is exact and case-sensitive.
 """
 
 from __future__ import annotations
@@ -91,13 +50,21 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalkit.documents.evaluator_maps import allow_list, resolve_allowed_tools  # noqa: F401 - re-exported
 from evalkit.evaluators.base import CONFIG_ERROR, OptionError, result_frame
+from evalkit.evaluators.tool_spans import (
+    Identity,
+    as_integer,
+    entry_identity,
+    is_absent,
+    is_complete,
+    show_identity,
+    tool_calls_from_spans,
+    tool_identifier,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -105,53 +72,11 @@ if TYPE_CHECKING:
 #: Error code of a row whose tool-call evidence cannot decide the verdict.
 INDETERMINATE = "toolCallEvidenceIndeterminate"
 THRESHOLD = 1.0
-TOOL_PREFIX = "execute_tool "
-#: Attribute names holding a tool span's tool name, first non-blank one wins (as in ``evalkit.spans``).
-TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name", "traceloop.entity.name")
-PLUGIN_ATTRIBUTE = "evalkit.tool.plugin"
-FUNCTION_ATTRIBUTE = "evalkit.tool.function"
-HTTP_STATUS_KEYS = ("http.response.status_code", "http.status_code")
-_SEPARATORS = ("_", ".")
-_OTLP_STATUS = {0: "UNSET", 1: "OK", 2: "ERROR"}
-_SPAN_STATUS_HTTP = {"UNSET": 200, "OK": 200, "ERROR": 500}
 _SEQUENCES = (list, tuple, np.ndarray)
-
-Identity = tuple["str | None", "str | None"]
-
-
-# ------------------------------------------------------------------------------------------------------------
-# Small helpers
-
-
-def _absent(value: Any) -> bool:
-    """None or a float NaN (what an empty DataFrame cell reads as)."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def _name(value: Any) -> str | None:
-    """A usable identity part: a non-blank string, as is; anything else is unknown (None)."""
-    return value if isinstance(value, str) and value.strip() else None
-
-
-def _int(value: Any) -> int | None:
-    """An integer status from an int, an integral float or a digit string; otherwise None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, Integral):
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
 
 
 def _succeeded(status: int | None) -> bool:
     return status is not None and 200 <= status <= 299
-
-
-def _complete(identity: Identity) -> bool:
-    return identity[0] is not None and identity[1] is not None
 
 
 def _compatible(partial: Identity, identity: Identity) -> bool:
@@ -159,18 +84,6 @@ def _compatible(partial: Identity, identity: Identity) -> bool:
     return (partial[0] is None or partial[0] == identity[0]) and (
         partial[1] is None or partial[1] == identity[1]
     )
-
-
-def tool_identifier(plugin_name: str, function_name: str) -> str:
-    """The upstream ``namespace_toolname`` identifier: ``github`` + ``orgs_get`` -> ``github_orgs_get``."""
-    return f"{plugin_name}_{function_name}"
-
-
-def _show(identity: Identity) -> str:
-    plugin, function = identity
-    if plugin is None and function is None:
-        return "<unknown tool>"
-    return tool_identifier(plugin or "<unknown plugin>", function or "<unknown function>")
 
 
 def _can_cover(needs: list[Identity], candidates: list[Identity]) -> bool:
@@ -198,179 +111,13 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-# ------------------------------------------------------------------------------------------------------------
-# Evidence from spans
-
-
-def split_tool_name(name: str | None) -> Identity:
-    """Split a ``namespace_toolname`` tool name at its first ``_`` or ``.`` into (plugin, function).
-
-    ``github_orgs_get`` -> (``github``, ``orgs_get``). Without a separator the plugin is unknown
-    (``search`` -> (None, ``search``)); an empty side is unknown too (``x_`` -> (``x``, None)).
-    """
-    name = _name(name)
-    if name is None:
-        return (None, None)
-    name = name.strip()
-    cuts = [i for i in (name.find(sep) for sep in _SEPARATORS) if i >= 0]
-    if not cuts:
-        return (None, name)
-    cut = min(cuts)
-    return (_name(name[:cut]), _name(name[cut + 1 :]))
-
-
-def _attributes(span: dict) -> dict:
-    attributes = span.get("attributes")
-    return attributes if isinstance(attributes, dict) else {}
-
-
-def _first_name(attributes: dict, keys: tuple[str, ...]) -> str | None:
-    for key in keys:
-        found = _name(attributes.get(key))
-        if found is not None:
-            return found.strip()
-    return None
-
-
-def _is_tool_span(span: dict) -> bool:
-    """A tool-call span: ``execute_tool ...`` by name, or a ``gen_ai.tool.name``, or Traceloop's tool kind."""
-    name = span.get("name")
-    attributes = _attributes(span)
-    return (
-        (isinstance(name, str) and name.startswith(TOOL_PREFIX))
-        or bool(attributes.get("gen_ai.tool.name"))
-        or attributes.get("traceloop.span.kind") == "tool"
-    )
-
-
-def span_tool_name(span: dict) -> str | None:
-    """A tool span's tool name: the first of ``TOOL_NAME_KEYS``, else the span name sans ``execute_tool ``."""
-    found = _first_name(_attributes(span), TOOL_NAME_KEYS)
-    if found is not None:
-        return found
-    name = span.get("name")
-    if not isinstance(name, str):
-        return None
-    return _name(name.removeprefix(TOOL_PREFIX).strip())
-
-
-def span_tool_identity(span: dict) -> Identity:
-    """(plugin_name, function_name) of a tool span, by the rule of the module docstring."""
-    attributes = _attributes(span)
-    plugin = _first_name(attributes, (PLUGIN_ATTRIBUTE,))
-    function = _first_name(attributes, (FUNCTION_ATTRIBUTE,))
-    if plugin is not None and function is not None:
-        return (plugin, function)
-    name = span_tool_name(span)
-    if plugin is not None:
-        rest = name
-        if name is not None:
-            for sep in _SEPARATORS:
-                if name.startswith(plugin + sep) and len(name) > len(plugin) + 1:
-                    rest = name[len(plugin) + 1 :]
-                    break
-        return (plugin, rest)
-    if function is not None:
-        if name is None or name == function:
-            return (None, function)
-        for sep in _SEPARATORS:
-            if name.endswith(sep + function) and len(name) > len(function) + 1:
-                return (name[: -len(function) - 1], function)
-        return (split_tool_name(name)[0], function)
-    return split_tool_name(name)
-
-
-def _span_status(span: dict) -> int | None:
-    """The execution's HTTP status: the HTTP attributes, else 200 for OK/UNSET and 500 for ERROR."""
-    attributes = _attributes(span)
-    for key in HTTP_STATUS_KEYS:
-        status = _int(attributes.get(key))
-        if status is not None:
-            return status
-    status = span.get("status")
-    code = status.get("code", 0) if isinstance(status, dict) else status
-    if code is None:
-        code = 0
-    if isinstance(code, Integral) and not isinstance(code, bool):
-        code = _OTLP_STATUS.get(int(code))
-    elif isinstance(code, str):
-        code = code.strip().upper().removeprefix("STATUS_CODE_")
-    else:
-        code = None
-    return _SPAN_STATUS_HTTP.get(code)
-
-
-def _span_list(spans: Any) -> list[dict]:
-    """A cell's span documents: a list (or array) of dicts, or a loaded span frame's ``document`` column."""
-    if _absent(spans):
-        return []
-    columns = getattr(spans, "columns", None)
-    if columns is not None:
-        spans = spans["document"].tolist() if "document" in columns else []
-    if not isinstance(spans, _SEQUENCES):
-        return []
-    return [s for s in spans if isinstance(s, dict)]
-
-
-def _tool_spans(spans: Any) -> list[dict] | None:
-    """The tool spans in start-time order (stable), each (traceId, spanId) once; None when no span at all."""
-    docs = _span_list(spans)
-    if not docs:
-        return None
-    seen: set[tuple] = set()
-    tools = []
-    for doc in docs:
-        if not _is_tool_span(doc):
-            continue
-        key = (doc.get("traceId"), doc.get("spanId"))
-        if key[1] is not None:
-            if key in seen:
-                continue
-            seen.add(key)
-        tools.append(doc)
-
-    def start(doc: dict) -> tuple[bool, int]:
-        value = _int(doc.get("startTimeUnixNano"))
-        return (value is None, value or 0)
-
-    tools.sort(key=start)
-    return tools
-
-
-def tool_calls_from_spans(spans: Any) -> dict | None:
-    """The upstream ``diagnostics.tool_calls`` object built from a row's captured spans.
-
-    None when there is no span at all (evidence unavailable); spans without a tool span give the
-    authoritative ``{"selected_functions": [], "executions": []}``.
-    """
-    tools = _tool_spans(spans)
-    if tools is None:
-        return None
-    selected: list[dict] = []
-    seen: set[Identity] = set()
-    executions = []
-    for span in tools:
-        plugin, function = span_tool_identity(span)
-        if (plugin, function) not in seen:
-            seen.add((plugin, function))
-            selected.append({"plugin_name": plugin, "function_name": function})
-        executions.append(
-            {"plugin_name": plugin, "function_name": function, "response_status": _span_status(span)}
-        )
-    return {"selected_functions": selected, "executions": executions}
-
-
-# ------------------------------------------------------------------------------------------------------------
-# Evaluators
-
-
 class _Indeterminate(Exception):
     """The evidence cannot decide the verdict; the message says why."""
 
 
 def _evidence(tool_calls: Any, spans: Any) -> dict:
     """The row's ``tool_calls`` object, else the one derived from its spans; raise when there is neither."""
-    if _absent(tool_calls):
+    if is_absent(tool_calls):
         derived = tool_calls_from_spans(spans)
         if derived is None:
             raise _Indeterminate(
@@ -384,19 +131,13 @@ def _evidence(tool_calls: Any, spans: Any) -> dict:
 
 def _evidence_list(evidence: dict, field: str) -> Sequence:
     value = evidence.get(field)
-    if _absent(value):
+    if is_absent(value):
         why = evidence.get("evidence_error")
         suffix = f" ({why})" if isinstance(why, str) and why else ""
         raise _Indeterminate(f"Tool-call evidence unavailable: {field} is null or missing{suffix}.")
     if not isinstance(value, _SEQUENCES):
         raise _Indeterminate(f"diagnostics.tool_calls.{field} must be a list, got {type(value).__name__}.")
     return value
-
-
-def _entry_identity(entry: Any) -> Identity:
-    if not isinstance(entry, dict):
-        return (None, None)
-    return (_name(entry.get("plugin_name")), _name(entry.get("function_name")))
 
 
 def _expected_calls(options: dict, evaluator: str) -> tuple[list[Identity], dict[Identity, str]]:
@@ -499,10 +240,10 @@ class ToolCallSelection(_ToolCallEvaluator):
         allow = bool(allow)
 
         entries = [
-            _entry_identity(e) for e in _evidence_list(_evidence(tool_calls, spans), "selected_functions")
+            entry_identity(e) for e in _evidence_list(_evidence(tool_calls, spans), "selected_functions")
         ]
-        known = list(dict.fromkeys(e for e in entries if _complete(e)))
-        partial = [e for e in entries if not _complete(e)]
+        known = list(dict.fromkeys(e for e in entries if is_complete(e)))
+        partial = [e for e in entries if not is_complete(e)]
         known_set = set(known)
         missing = [e for e in expected if e not in known_set]
         unexpected = [] if allow else [e for e in known if e not in expected]
@@ -516,7 +257,7 @@ class ToolCallSelection(_ToolCallEvaluator):
             return _verdict(True, f"Selected every expected tool{only}: {names}.")
         if not unexpected and partial and (not missing or _can_cover(missing, partial)):
             # Reached only when the incomplete entries could go either way (see the module docstring).
-            shown = ", ".join(_show(p) for p in partial)
+            shown = ", ".join(show_identity(p) for p in partial)
             if missing:
                 why = "could be the missing expected tool(s) " + ", ".join(expected[m] for m in missing)
             else:
@@ -533,7 +274,7 @@ class ToolCallSelection(_ToolCallEvaluator):
         if unexpected:
             problems.append(
                 "unexpected additional tool(s) "
-                + ", ".join(_show(u) for u in dict.fromkeys(unexpected))
+                + ", ".join(show_identity(u) for u in dict.fromkeys(unexpected))
                 + " (allow_additional_calls is false)"
             )
         reason = "Tool selection failed: " + "; ".join(problems)
@@ -542,7 +283,7 @@ class ToolCallSelection(_ToolCallEvaluator):
                 f"; the {_plural(len(partial), 'selected call')} with an unknown plugin or function name "
                 "cannot account for them"
             )
-        selected = ", ".join(_show(k) for k in known) or "none"
+        selected = ", ".join(show_identity(k) for k in known) or "none"
         return _verdict(False, f"{reason}. Selected: {selected}.")
 
 
@@ -561,9 +302,9 @@ class ToolCallExecution(_ToolCallEvaluator):
         other_statuses: dict[Identity, list] = {}
         uncertain: list[Identity] = []  # entries that could be one more success of some identity
         for entry in executions:
-            identity = _entry_identity(entry)
-            status = _int(entry.get("response_status")) if isinstance(entry, dict) else None
-            if _complete(identity) and status is not None:
+            identity = entry_identity(entry)
+            status = as_integer(entry.get("response_status")) if isinstance(entry, dict) else None
+            if is_complete(identity) and status is not None:
                 if _succeeded(status):
                     successes[identity] += 1
                 else:
@@ -581,7 +322,7 @@ class ToolCallExecution(_ToolCallEvaluator):
         needs = [e for e, gap in short.items() for _ in range(gap)]
         if uncertain and _can_cover(needs, uncertain):
             relevant = [u for u in uncertain if any(_compatible(u, e) for e in short)]
-            shown = ", ".join(_show(u) for u in relevant)
+            shown = ", ".join(show_identity(u) for u in relevant)
             raise _Indeterminate(
                 f"Tool execution cannot be decided: {_plural(len(relevant), 'execution')} with an unknown "
                 f"plugin name, function name or response status ({shown}) could supply the missing "
@@ -607,48 +348,3 @@ class ToolCallExecution(_ToolCallEvaluator):
 
 
 TOOLCALL_EVALUATORS = {"ToolCallSelection": ToolCallSelection, "ToolCallExecution": ToolCallExecution}
-
-
-# ------------------------------------------------------------------------------------------------------------
-# Allowlists
-
-
-def _captured_calls(evidence: Any) -> list[tuple[Identity, str | None]]:
-    """(identity, name as captured) of every captured call: spans in call order, or a tool_calls object's
-    ``selected_functions`` then ``executions``."""
-    if isinstance(evidence, dict):
-        calls = []
-        for field in ("selected_functions", "executions"):
-            entries = evidence.get(field)
-            if isinstance(entries, _SEQUENCES):
-                calls += [(_entry_identity(e), None) for e in entries]
-        return calls
-    return [(span_tool_identity(s), span_tool_name(s)) for s in _tool_spans(evidence) or []]
-
-
-def tool_call_not_allowed(spans_or_tool_calls: Any, allowlist: Any) -> str | None:
-    """The message naming the first captured tool call outside ``allowlist`` (for ``toolCallNotAllowed``).
-
-    ``spans_or_tool_calls`` is a row's span list or its ``diagnostics.tool_calls`` object. A call is allowed
-    when its ``plugin_function`` identifier, or (for a span) its tool name as captured, is in the trimmed
-    allowlist, exactly. A call whose identity is incomplete and whose captured name is not listed cannot be
-    shown to be allowed and is reported (fail closed). None when every call is allowed or nothing was
-    captured; an absent allowlist allows nothing.
-    """
-    if _absent(spans_or_tool_calls):
-        return None
-    allowed = set(allow_list(allowlist, "allowed_tools"))
-    listed = ", ".join(repr(a) for a in sorted(allowed)) if allowed else "empty"
-    for identity, raw in _captured_calls(spans_or_tool_calls):
-        identifier = tool_identifier(*identity) if _complete(identity) else None
-        if identifier in allowed or raw in allowed:
-            continue
-        if identifier is not None:
-            return f"Tool call '{identifier}' is not allowed (allowed_tools: {listed})."
-        if raw is not None:
-            return f"Tool call '{raw}' is not allowed (allowed_tools: {listed})."
-        return (
-            f"Tool call {_show(identity)} has an incomplete identity and cannot be matched against "
-            f"allowed_tools ({listed})."
-        )
-    return None

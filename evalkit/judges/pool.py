@@ -229,14 +229,16 @@ def classify(exc: BaseException) -> JudgeFailure:
         return exc
     import openai
 
-    found = _find(exc, openai.OpenAIError)
+    found = find_error(exc, openai.OpenAIError)
     if isinstance(found, openai.APITimeoutError):
         return JudgeFailure(f"the judge call timed out ({found})", "judgeTimeout", retryable=True)
     if isinstance(found, openai.APIStatusError):
         status = found.response.status_code
-        text = f"HTTP {status}: {_server_message(found)}"
+        text = f"HTTP {status}: {server_message(found)}"
         if status == 429:
-            return JudgeFailure(text, "judgeRateLimited", retryable=True, retry_after=_retry_after(found))
+            return JudgeFailure(
+                text, "judgeRateLimited", retryable=True, retry_after=retry_after_seconds(found)
+            )
         if status in (401, 403):
             return JudgeFailure(text, "judgeAuthenticationError")
         return JudgeFailure(text, "evaluatorError", retryable=status >= 500)
@@ -251,7 +253,7 @@ def classify(exc: BaseException) -> JudgeFailure:
     signin = _find_named(exc, "ClientAuthenticationError", "CredentialUnavailableError")
     if signin is not None:
         return JudgeFailure(f"cannot sign in to the judge model: {signin}", "judgeAuthenticationError")
-    garbled = _find(exc, json.JSONDecodeError)
+    garbled = find_error(exc, json.JSONDecodeError)
     if garbled is not None or "invalid output" in str(exc).lower():
         detail = garbled or exc
         return JudgeFailure(f"could not parse the judge's answer ({detail})", "judgeOutputUnparseable")
@@ -261,11 +263,12 @@ def classify(exc: BaseException) -> JudgeFailure:
 
 
 def _find_named(exc: BaseException, *names: str) -> Any:
-    """Like ``_find``, by class name, for libraries that may not be installed (azure-identity)."""
-    return _find(exc, BaseException, lambda e: any(k.__name__ in names for k in type(e).__mro__))
+    """Like ``find_error``, by class name, for libraries that may not be installed (azure-identity)."""
+    return find_error(exc, BaseException, lambda e: any(k.__name__ in names for k in type(e).__mro__))
 
 
-def _find(exc: BaseException, kind: type, accept=None) -> Any:
+def find_error(exc: BaseException, kind: type, accept=None) -> Any:
+    """The first ``kind`` error (passing ``accept``) in ``exc`` or the errors it wraps, else None."""
     seen: set[int] = set()
     stack = [exc]
     while stack:
@@ -282,7 +285,8 @@ def _find(exc: BaseException, kind: type, accept=None) -> Any:
     return None
 
 
-def _server_message(error) -> str:
+def server_message(error) -> str:
+    """The message of an ``openai.APIStatusError``: the body's ``error.message`` when there is one."""
     body = getattr(error, "body", None)
     if isinstance(body, dict):
         inner = body.get("error") if isinstance(body.get("error"), dict) else body
@@ -291,7 +295,8 @@ def _server_message(error) -> str:
     return getattr(error, "message", None) or str(error)
 
 
-def _retry_after(error) -> float | None:
+def retry_after_seconds(error) -> float | None:
+    """Seconds to wait from an ``openai.APIStatusError``'s ``retry-after-ms`` / ``Retry-After`` header."""
     headers = getattr(error.response, "headers", {}) or {}
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         value = headers.get(name)

@@ -10,6 +10,14 @@
 Every tool is a plain Python model first (usable and testable without a frontend); the widgets are a view
 over it. Nothing here imports pandas, ipywidgets or promptflow until it is used, so ``import evalkit`` and
 ``import evalkit.notebook`` stay fast.
+
+- ``studio``: ``JudgeStudio``, built in layers: ``judge_files`` (the ``.prompty`` and ``.py`` texts, the
+  generated wrapper, writing them), ``judge_draft`` (the judge being edited and its inputs check),
+  ``judge_runner`` (sampling rows, running a version, ``JudgeVersion`` and comparing versions) and
+  ``studio_view`` (its ipywidgets view).
+- ``labelling``: ``LabellingWidget``; ``display``: ``styled`` result tables.
+
+May import: every layer below it (``evalkit.spark``, ``reporting`` and down); never ``cli``.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from typing import TYPE_CHECKING
 
 _API = {
     "JudgeStudio": ("evalkit.notebook.studio", "JudgeStudio"),
-    "JudgeVersion": ("evalkit.notebook.studio", "JudgeVersion"),
+    "JudgeVersion": ("evalkit.notebook.judge_runner", "JudgeVersion"),
     "LabellingWidget": ("evalkit.notebook.labelling", "LabellingWidget"),
     "styled": ("evalkit.notebook.display", "styled"),
 }
@@ -28,8 +36,9 @@ __all__ = ["JudgeStudio", "JudgeVersion", "LabellingWidget", "styled"]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from evalkit.notebook.display import styled
+    from evalkit.notebook.judge_runner import JudgeVersion
     from evalkit.notebook.labelling import LabellingWidget
-    from evalkit.notebook.studio import JudgeStudio, JudgeVersion
+    from evalkit.notebook.studio import JudgeStudio
 
 
 def __getattr__(name: str):

@@ -1,12 +1,13 @@
-"""Plotly figures of scored case tables and comparisons, for notebooks and reports.
+"""Plotly figures of scored case tables, comparisons and calibrations, for notebooks and reports.
 
     from evalkit.reporting import charts
     charts.pass_rates(scored).show()
-    charts.comparison_deltas(evalkit.analysis.comparison.compare(a, b))
+    charts.comparison_deltas(evalkit.compare(a, b))
+    charts.calibration_heatmap(evalkit.calibrate(scored, "Relevance", labels))
 
 Every function returns a ``plotly.graph_objects.Figure`` and takes plain evalkit objects (a scored case table,
-a :class:`~evalkit.analysis.comparison.Comparison`, or two sequences of labels), so the same call works in Jupyter, VS Code
-or a report. plotly is imported inside the functions: ``import evalkit`` must stay fast.
+a :class:`~evalkit.analysis.comparison.Comparison`, a :class:`~evalkit.analysis.calibration.Calibration`, or two
+sequences of labels), so the same call works in Jupyter, VS Code or a report. plotly is imported inside the functions: ``import evalkit`` must stay fast.
 
 Text that comes from a run (evaluator names, thread names, prompts in hover labels) is passed through
 :func:`plain` first. Plotly already keeps it out of the page's HTML (it escapes its JSON and writes text as SVG
@@ -33,14 +34,17 @@ from evalkit.analysis.summaries import (
     summary,
 )
 from evalkit.documents.columns import score_column
+from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
 
+    from evalkit.analysis.calibration import Calibration
     from evalkit.analysis.comparison import Comparison
 
 __all__ = [
     "agreement_heatmap",
+    "calibration_heatmap",
     "comparison_deltas",
     "pass_rates",
     "plain",
@@ -407,4 +411,21 @@ def agreement_heatmap(judge_scores: Sequence[Any], human_scores: Sequence[Any]) 
         xaxis={"title": {"text": "judge"}, "type": "category", "side": "bottom"},
         yaxis={"title": {"text": "human"}, "type": "category", "autorange": "reversed"},
     )
+    return figure
+
+
+def calibration_heatmap(calibration: Calibration, judge: str | None = None) -> go.Figure:
+    """Confusion matrix of a calibrated judge (columns) against the humans (rows), via :func:`agreement_heatmap`.
+
+    ``judge`` picks a row of ``calibration.table`` (its name or key; default: the first). Needs judge scores on
+    the 1-5 scale (or verdicts): another scale has no square matrix, and raises
+    :class:`~evalkit.errors.EvalkitError`.
+    """
+    name = calibration.judge_name(judge)
+    rows = calibration.pairs[calibration.pairs["judge"] == name]
+    try:
+        figure = agreement_heatmap(rows["judge_value"].tolist(), rows["human_value"].tolist())
+    except ValueError as exc:
+        raise EvalkitError(f"cannot draw the agreement heatmap of {name!r}: {exc}") from None
+    figure.update_layout(title={"text": f"{plain(name)}: {figure.layout.title.text}"})
     return figure

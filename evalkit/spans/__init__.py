@@ -6,24 +6,38 @@
     ev = spans.load_span_evaluator("schema_check")   # custom-evaluators/schema_check/schema_check.py
     results = spans.evaluate_spans(df, [ev])         # AgentCore Evaluate-style result entries
 
-A span evaluator is a plain AWS Lambda handler, so the same file is deployed to AgentCore unchanged.
+A span evaluator is a plain AWS Lambda handler; `evalkit spans package NAME` zips it for AWS Lambda.
+
+Modules, as the data flows:
+
+- spans in: ``loading`` (``load``: span files, problems per line) reads OTLP JSON with ``otlp_json`` and
+  CloudWatch flat documents with ``span_document`` (the canonical span document both become);
+  ``span_frame`` builds the frame, its derived columns and ``sessions``.
+- offline evaluation: ``span_evaluator`` (``load_span_evaluator``, levels), ``payload`` (the AgentCore
+  payload per session, trace or tool call, 6 MB truncation), ``invocation`` (the call, its timeout and the
+  response contract), ``results`` (result entries, ``results_frame``, ``passing``), ``lambda_runner``
+  (``evaluate_spans``, which puts them together).
+- online evaluation (``evalkit spans serve``): ``online`` (``serve``: the server and its loop) with
+  ``intake`` (HTTP ``POST /v1/traces``), ``store`` (SQLite), ``session_tracking`` (timeouts, sampling,
+  filters), ``session_evaluation`` and ``exports`` (results.jsonl, metrics.jsonl, alarms); ``online_views``
+  reads a store back (``online_frame``, ``pass_rate_over_time``, ``status``).
+
+Nothing here imports pandas or plotly until it is used.
+
+May import: ``evalkit.judges``, ``evalkit.documents``, ``evalkit.errors``.
 """
 
 from __future__ import annotations
 
-from evalkit.spans.lambda_runner import (
-    DEFAULT_TIMEOUT,
-    LEVELS,
-    PAYLOAD_LIMIT,
-    SpanEvaluator,
-    evaluate_spans,
-    load_span_evaluator,
-    passing,
-    read_response,
-    results_frame,
-)
-from evalkit.spans.loading import COLUMNS, load, sessions
-from evalkit.spans.online import online_frame, pass_rate_over_time, serve
+from evalkit.spans.invocation import DEFAULT_TIMEOUT, read_response
+from evalkit.spans.lambda_runner import evaluate_spans
+from evalkit.spans.loading import load
+from evalkit.spans.online import serve
+from evalkit.spans.online_views import online_frame, pass_rate_over_time
+from evalkit.spans.payload import PAYLOAD_LIMIT
+from evalkit.spans.results import passing, results_frame
+from evalkit.spans.span_evaluator import LEVELS, SpanEvaluator, load_span_evaluator
+from evalkit.spans.span_frame import COLUMNS, sessions
 
 __all__ = [
     "COLUMNS",

@@ -3,10 +3,17 @@
     from evalkit.testing import ModelServer, Reply, heuristic_judge
 
 pytest: ``pytest_plugins = ["evalkit.testing.pytest_plugin"]`` gives the ``model_server`` fixture.
+
+Modules: ``server`` (``ModelServer``: lifecycle, routes, script, records), ``protocol`` (request records and
+the OpenAI / Azure response shapes), ``http_server`` (the HTTP/1.1 plumbing), ``faults`` (fault injection),
+``answers`` (``Reply`` and the heuristic judge), ``pytest_plugin`` (the fixture).
+
+May import: ``evalkit.judges``, ``evalkit.documents``, ``evalkit.errors``.
 """
 
 from __future__ import annotations
 
-from evalkit.testing.server import ModelServer, Reply, heuristic_judge
+from evalkit.testing.answers import Reply, heuristic_judge
+from evalkit.testing.server import ModelServer
 
 __all__ = ["ModelServer", "Reply", "heuristic_judge"]

@@ -14,7 +14,8 @@ import pytest
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
-from evalkit.agents.runner import TURN_SKIPPED_MESSAGE, run_agent, write_spans_jsonl
+from evalkit.agents.run import TURN_SKIPPED_MESSAGE, run_agent
+from evalkit.agents.span_capture import write_spans_jsonl
 from evalkit.documents.case_table import load
 from evalkit.errors import EnvironmentConfigError, EvalkitError
 from evalkit.testing import Reply

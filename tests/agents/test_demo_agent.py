@@ -22,6 +22,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from evalkit.spans.packaging import shared_modules_importable
+
 REPO = Path(__file__).resolve().parents[2]
 AGENT_FILE = REPO / "data" / "demo_agent" / "agent.py"
 KNOWLEDGE = REPO / "data" / "demo_agent" / "knowledge"
@@ -68,7 +70,8 @@ def load_evaluator(name: str):
     path = REPO / "custom-evaluators" / name / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"demo_agent_lambda_{name}", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    with shared_modules_importable(path):  # custom-evaluators/_shared, as at the root of the Lambda zip
+        spec.loader.exec_module(module)
     return module
 
 

@@ -13,16 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit.analysis.calibration import (
-    METRICS,
-    agreement_metrics,
-    bootstrap_metrics,
-    calibrate,
-    judge_noise,
-    rank_average,
-)
+from evalkit.analysis.agreement import METRICS, agreement_metrics, bootstrap_metrics, rank_average
+from evalkit.analysis.calibration import calibrate
 from evalkit.analysis.labels import Labels, labels_frame, labels_path
+from evalkit.analysis.noise import judge_noise
 from evalkit.errors import EvalkitError
+from evalkit.reporting.charts import calibration_heatmap
 
 # ------------------------------------------------------------------------------------------------ helpers
 
@@ -423,7 +419,7 @@ def test_runs_mapping_heatmap_and_html():
     c = calibrate({"v1": v1, "v2": v2}, "Relevance", labels, resamples=50)
     assert c.table.index.tolist() == ["v1: Relevance", "v2: Relevance"]
     assert c.table["exact"].tolist() == pytest.approx([0.75, 1.0])
-    figure = c.heatmap("v1: Relevance")
+    figure = calibration_heatmap(c, "v1: Relevance")
     # rows: human 1..5, columns: judge 1..5; human 2 was judged 3.
     assert figure.data[0].z[1][2] == 1
     assert "v1: Relevance" in figure.layout.title.text
@@ -431,7 +427,7 @@ def test_runs_mapping_heatmap_and_html():
     assert "<script>alert" not in page and "&lt;script&gt;" in page
     assert "&lt;b&gt;n&lt;/b&gt;" in page
     with pytest.raises(EvalkitError, match="no judge 'nope'"):
-        c.heatmap("nope")
+        calibration_heatmap(c, "nope")
 
 
 # ------------------------------------------------------------------------------------------------ noise

@@ -1,5 +1,6 @@
-"""Tests of run comparison (evalkit.analysis.comparison), reading saved runs (evalkit.documents.run_reader), the plotly charts
-(evalkit.reporting.charts) and the ``evalkit compare`` command.
+"""Tests of run comparison (evalkit.analysis.comparison, .statistics, .pairing), reading saved runs
+(evalkit.documents.run_reader), the plotly charts (evalkit.reporting.charts), the comparison page
+(evalkit.reporting.comparison_page) and the ``evalkit compare`` command.
 
 Statistics are checked against numbers worked out by hand in the comments; the small tables are built by hand
 with one custom-style evaluator ``check`` so every count can be read off the lists.
@@ -22,11 +23,14 @@ import pandas as pd
 import pytest
 
 import evalkit
-from evalkit.analysis import comparison as comparison_module
-from evalkit.analysis.comparison import STATUS_ROW, compare, mcnemar_p, paired_bootstrap
+from evalkit.analysis import statistics as statistics_module
+from evalkit.analysis.comparison import compare
+from evalkit.analysis.statistics import mcnemar_p, paired_bootstrap
+from evalkit.analysis.summaries import STATUS_ROW
 from evalkit.cli import compare as compare_command
 from evalkit.documents.run_reader import read_run
 from evalkit.errors import DocumentError, EvalkitError
+from evalkit.reporting.comparison_page import write_html
 
 REPO = Path(__file__).resolve().parents[2]
 XSS = "<script>alert(1)</script>"
@@ -282,7 +286,7 @@ def test_bootstrap_is_deterministic_with_the_seed_and_independent_of_chunking(mo
     other = paired_bootstrap(diffs, masks, seed=8)
     np.testing.assert_array_equal(first, again)
     assert not np.array_equal(first, other)
-    monkeypatch.setattr(comparison_module, "BOOTSTRAP_CELLS", 1000)  # 3 resamples per chunk
+    monkeypatch.setattr(statistics_module, "BOOTSTRAP_CELLS", 1000)  # 3 resamples per chunk
     # the same draws; only the matrix products' rounding may differ with their shape
     np.testing.assert_allclose(first, paired_bootstrap(diffs, masks, seed=7), rtol=0, atol=1e-12)
 
@@ -396,7 +400,7 @@ def test_html_report_escapes_everything_and_embeds_plotly_once(tmp_path):
 
     a, b = hostile_pair()
     c = compare(a, b, labels=(XSS, XSS_IMG), resamples=100)
-    path = c.to_html(tmp_path / "compare.html", title=XSS)
+    path = write_html(c, tmp_path / "compare.html", title=XSS)
     text = path.read_text(encoding="utf-8")
     assert "<script>alert" not in text
     assert "<img src=x" not in text
@@ -530,7 +534,8 @@ def test_import_evalkit_does_not_import_plotly():
     import subprocess
     import sys
 
-    code = "import sys, evalkit, evalkit.reporting.charts, evalkit.analysis.comparison; print('plotly' in sys.modules)"
+    modules = "evalkit.reporting.comparison_page, evalkit.analysis.calibration, evalkit.analysis.noise"
+    code = f"import sys, evalkit, evalkit.reporting.charts, {modules}; print('plotly' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

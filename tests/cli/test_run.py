@@ -243,7 +243,7 @@ def test_results_are_replaced_atomically(tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("evalkit.reporting.html_page.json.dumps", broken)
+    monkeypatch.setattr("evalkit.reporting.inline.json.dumps", broken)
     with pytest.raises(RuntimeError):
         evalkit.save_results(scored, tmp_path)
     assert paths["html"].read_bytes() == before

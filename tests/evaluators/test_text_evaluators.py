@@ -17,9 +17,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit.evaluators import text
+from evalkit.evaluators import tokens
 from evalkit.evaluators.base import RESULT_COLUMNS
-from evalkit.evaluators.text import TEXT_EVALUATORS, Citations, ExactMatch, PartialMatch
+from evalkit.evaluators.citations import Citations
+from evalkit.evaluators.matching import ExactMatch, PartialMatch
+from evalkit.evaluators.registry import TEXT_EVALUATORS
 
 CONFIG_ERROR = "evaluatorConfigurationError"
 
@@ -266,7 +268,7 @@ def _reference(response: str, expected: str, lower: bool) -> tuple[int, int, int
 
 
 def _assert_like_reference(responses, expected, lower):
-    overlap, n_resp, n_exp = text._overlap(responses, expected, lower)
+    overlap, n_resp, n_exp = tokens.token_overlap(responses, expected, lower)
     got = list(zip(overlap.tolist(), n_resp.tolist(), n_exp.tolist(), strict=True))
     want = [_reference(r, e, lower) for r, e in zip(responses, expected, strict=True)]
     assert got == want
@@ -296,8 +298,8 @@ def test_tokeniser_matches_findall_on_long_tokens_sharing_prefixes(lower):
 
 def test_tokeniser_small_passes_and_code_renumbering(monkeypatch):
     # Force many tiny passes and the renumbering of combined chunk codes; results must not change.
-    monkeypatch.setattr(text, "_PASS_BYTES", 40)
-    monkeypatch.setattr(text, "_COMBINE_LIMIT", 1 << 8)
+    monkeypatch.setattr(tokens, "_PASS_BYTES", 40)
+    monkeypatch.setattr(tokens, "_COMBINE_LIMIT", 1 << 8)
     rng = random.Random(3)
     for _ in range(20):
         n = rng.randint(1, 30)
@@ -310,9 +312,9 @@ def test_tokeniser_small_passes_and_code_renumbering(monkeypatch):
 
 def test_tokeniser_known_cases():
     # "İ".lower() is "i̇" (i + U+0307), so "İstanbul" -> [i, stanbul]; "istanbul" shares no token.
-    assert text._overlap(["İstanbul"], ["i stanbul"], True)[0].tolist() == [2]
-    assert text._overlap(["a\x00b"], ["a b"], True)[0].tolist() == [2]  # NUL separates like a space
-    assert [x.tolist() for x in text._overlap([], [], True)] == [[], [], []]
+    assert tokens.token_overlap(["İstanbul"], ["i stanbul"], True)[0].tolist() == [2]
+    assert tokens.token_overlap(["a\x00b"], ["a b"], True)[0].tolist() == [2]  # NUL separates like a space
+    assert [x.tolist() for x in tokens.token_overlap([], [], True)] == [[], [], []]
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -14,18 +14,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from evalkit.documents.evaluator_maps import resolve_allowed_tools
 from evalkit.evaluators.base import CONFIG_ERROR, RESULT_COLUMNS
+from evalkit.evaluators.tool_allowlist import tool_call_not_allowed
+from evalkit.evaluators.tool_spans import (
+    span_tool_identity,
+    split_tool_name,
+    tool_calls_from_spans,
+    tool_identifier,
+)
 from evalkit.evaluators.toolcalls import (
     INDETERMINATE,
     TOOLCALL_EVALUATORS,
     ToolCallExecution,
     ToolCallSelection,
-    resolve_allowed_tools,
-    span_tool_identity,
-    split_tool_name,
-    tool_call_not_allowed,
-    tool_calls_from_spans,
-    tool_identifier,
 )
 
 ORGS = ("github", "orgs_get")

@@ -20,7 +20,7 @@ import evalkit
 from evalkit.errors import EvalkitError
 from evalkit.judges.prompty import load as load_prompty
 from evalkit.notebook import JudgeStudio, LabellingWidget, styled
-from evalkit.notebook.studio import MANAGED_MARK
+from evalkit.notebook.judge_files import MANAGED_MARK
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "data" / "demo.json"

@@ -25,6 +25,7 @@ from evalkit.cli import report as report_command
 from evalkit.documents.run_reader import read_run
 from evalkit.errors import DocumentError, EnvironmentConfigError
 from evalkit.reporting import notebook_report as report
+from evalkit.reporting.notebook_report.run_facts import _without_url_secrets
 
 REPO = Path(__file__).resolve().parents[2]
 XSS = "<script>alert(1)</script>"
@@ -416,7 +417,7 @@ def test_export_renders_outputs_only():
 
 def test_urls_lose_credentials():
     text = "see https://u:p@h.example/path?key=1#frag and http://plain.example/x"
-    assert report._without_url_secrets(text) == "see https://h.example/path and http://plain.example/x"
+    assert _without_url_secrets(text) == "see https://h.example/path and http://plain.example/x"
 
 
 def test_header_records_title(demo_runs):

@@ -23,8 +23,10 @@ import pytest
 
 from evalkit.analysis.summaries import STATUS_ROW, SUMMARY_COLUMNS, status_counts, summary
 from evalkit.reporting import html_page as html_report
+from evalkit.reporting import inline
 from evalkit.reporting.csv_file import write_csv
-from evalkit.reporting.html_page import ELLIPSIS, write_html
+from evalkit.reporting.html_page import write_html
+from evalkit.reporting.page_data import ELLIPSIS
 
 XSS_SCRIPT = "</script><script>alert(1)</script>"
 XSS_IMG = "<img src=x onerror=alert(1)>"
@@ -397,7 +399,7 @@ def test_html_write_is_atomic(tmp_path, monkeypatch):
                 raise ValueError("serialisation failed")
             return json.dumps(*args, **kwargs)
 
-    monkeypatch.setattr(html_report, "json", BrokenJson)
+    monkeypatch.setattr(inline, "json", BrokenJson)
     with pytest.raises(ValueError, match="serialisation failed"):
         write_html(scored_table(), path, title="new")
     assert len(calls) > 3

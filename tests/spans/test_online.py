@@ -23,15 +23,9 @@ from pathlib import Path
 import pytest
 
 from evalkit.errors import EvalkitError
-from evalkit.spans.online import (
-    Filter,
-    online_frame,
-    parse_duration,
-    pass_rate_over_time,
-    sampled,
-    serve,
-    status,
-)
+from evalkit.spans.online import serve
+from evalkit.spans.online_views import online_frame, pass_rate_over_time, status
+from evalkit.spans.session_tracking import Filter, parse_duration, sampled
 
 CHECK = """EVALUATION_LEVEL = "SESSION"
 

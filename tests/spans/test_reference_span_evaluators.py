@@ -1,6 +1,7 @@
 """The four AgentCore-style span evaluators in ``custom-evaluators/`` (tool_response_schema,
 stock_price_drift, workflow_contract, pii_leak), run the way AWS Lambda runs them: each module imported
-by path and ``lambda_handler(event, None)`` called with recorded payloads from
+by path, with the shared modules of ``custom-evaluators/_shared/`` importable as they are at the root of
+the deployment zip, and ``lambda_handler(event, None)`` called with recorded payloads from
 ``tests/data/reference_spans/``.
 """
 
@@ -16,6 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "data" / "reference_spans"
+SHARED = REPO / "custom-evaluators" / "_shared"
 LEVELS = {
     "tool_response_schema": "TRACE",
     "stock_price_drift": "TRACE",
@@ -40,11 +42,16 @@ CARD = "4111 1111 1111 1111"
 
 
 def load(name: str):
-    """A fresh import of ``custom-evaluators/<name>/<name>.py`` by file path, as the Lambda runtime does."""
+    """A fresh import of ``custom-evaluators/<name>/<name>.py`` by file path, as the Lambda runtime does
+    (where the shared modules sit beside it at the root of the zip)."""
     path = REPO / "custom-evaluators" / name / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"lambda_{name}", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(SHARED))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(SHARED))
     return module
 
 
@@ -143,10 +150,16 @@ def test_recorded_payloads_match_the_evaluation_level(name):
 # --- Lambda constraints and the error contract ----------------------------------------------------
 
 
-@pytest.mark.parametrize("name", sorted(LEVELS))
+SHARED_MODULES = sorted(path.stem for path in SHARED.glob("*.py"))
+
+
+@pytest.mark.parametrize("name", sorted(LEVELS) + [f"_shared/{stem}" for stem in SHARED_MODULES])
 def test_module_imports_only_the_standard_library(name):
-    """The file deploys to Lambda unchanged: stdlib only, presidio_analyzer only inside try/except."""
-    tree = ast.parse((REPO / "custom-evaluators" / name / f"{name}.py").read_text(encoding="utf-8"))
+    """The zip runs on Lambda as built: stdlib and shared modules only, presidio_analyzer only inside
+    try/except."""
+    folder, _, stem = name.rpartition("/")
+    path = REPO / "custom-evaluators" / (folder or name) / f"{stem}.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     guarded = {id(node) for t in ast.walk(tree) if isinstance(t, ast.Try) for node in ast.walk(t)}
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -156,7 +169,8 @@ def test_module_imports_only_the_standard_library(name):
                 if top == "presidio_analyzer":
                     assert id(node) in guarded, f"{name}: unguarded presidio import"
                 else:
-                    assert top in sys.stdlib_module_names or top == "__future__", f"{name} imports {module}"
+                    allowed = sys.stdlib_module_names | {"__future__", *SHARED_MODULES}
+                    assert top in allowed, f"{name} imports {module}"
 
 
 @pytest.mark.parametrize("name", sorted(LEVELS))

@@ -20,7 +20,8 @@ import openai
 import pytest
 
 from evalkit.testing import ModelServer, Reply, heuristic_judge
-from evalkit.testing.server import estimate_tokens, extract_fields, judge_score
+from evalkit.testing.answers import extract_fields, judge_score
+from evalkit.testing.protocol import estimate_tokens
 
 pytest_plugins = ["evalkit.testing.pytest_plugin"]
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from evalkit.documents.evaluator_maps import BUILTIN_NAMES
 from evalkit.errors import EvalkitError
-from evalkit.evaluators.registry import BUILTIN_NAMES, NAME_PATTERN, builtin_collision
+from evalkit.evaluators.names import NAME_PATTERN, builtin_collision
 
 
 def scaffold(name: str, custom_dir: str | Path = "custom-evaluators", *, llm: bool = False) -> list[Path]:

@@ -1,0 +1,245 @@
+"""StudioView: the ipywidgets view of a judge studio (editors, inputs check, sampling, run, versions).
+
+The view holds no judge state of its own: every control calls a method of the studio (a ``JudgeRunner``),
+and every change of the studio, made from the widgets or from code, refreshes the panels through
+``on_change``, so the notebook and the widgets never disagree. ipywidgets is imported when a view is
+built, never when this module is imported.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from evalkit.notebook.judge_runner import SAMPLE_MODES
+
+if TYPE_CHECKING:
+    from evalkit.notebook.judge_runner import JudgeRunner
+
+
+class StudioView:
+    """ipywidgets over a ``JudgeStudio`` (any ``JudgeRunner``): every control calls a studio method, and
+    every studio change (from the widgets or from code) refreshes the panels, so the notebook and the
+    widgets never disagree.
+
+    Controls: ``front_matter`` and ``sections`` (Textareas: ``sections[role]`` is the first section of that
+    role, ``section_editors`` all of them in order), ``variables`` / ``problems`` (HTML), ``n``, ``how``,
+    ``query``, ``seed`` and ``sample_button``, ``run_button``, ``save_button``, ``progress`` (an Output the
+    run's progress bar is drawn in), ``status``, ``results``, ``versions``, ``compare_a`` / ``compare_b`` /
+    ``compare_button`` / ``comparison``.
+    """
+
+    def __init__(self, studio: JudgeRunner):
+        import ipywidgets as w
+
+        self.studio = studio
+        self._w = w
+        self._syncing = False
+        wide = w.Layout(width="100%")
+        self.title = w.HTML()
+        self.front_matter = w.Textarea(
+            value=studio.front_matter_text, layout=w.Layout(width="100%", height="220px")
+        )
+        self.front_matter.observe(self._front_matter_edited, names="value")
+        self.section_editors: list = []
+        self.sections: dict[str, Any] = {}
+        self.editors = w.Tab(layout=wide)
+        self._build_editors()
+        self.variables = w.HTML(layout=wide)
+        self.problems = w.HTML(layout=wide)
+
+        self.n = w.BoundedIntText(
+            value=5, min=1, max=100_000, description="rows", layout=w.Layout(width="140px")
+        )
+        self.how = w.Dropdown(options=list(SAMPLE_MODES), value="random", description="how",
+                              layout=w.Layout(width="200px"))  # fmt: skip
+        self.query = w.Text(placeholder="pandas query, e.g. item in [1, 4]", layout=w.Layout(width="320px"))
+        self.seed = w.IntText(value=studio.seed, description="seed", layout=w.Layout(width="140px"))
+        self.sample_button = w.Button(description="Sample", icon="random")
+        self.sample_button.on_click(self._sample_clicked)
+        self.sample_table = w.HTML(layout=wide)
+
+        self.run_button = w.Button(description="Run", button_style="primary", icon="play")
+        self.run_button.on_click(self._run_clicked)
+        self.save_button = w.Button(description="Save", icon="save")
+        self.save_button.on_click(self._save_clicked)
+        self.progress = w.Output(layout=wide)
+        self.status = w.HTML()
+        self.results = w.HTML(layout=wide)
+
+        self.versions = w.HTML(layout=wide)
+        self.compare_a = w.Dropdown(description="compare", layout=w.Layout(width="180px"))
+        self.compare_b = w.Dropdown(description="with", layout=w.Layout(width="180px"))
+        self.compare_button = w.Button(description="Compare", icon="columns")
+        self.compare_button.on_click(self._compare_clicked)
+        self.comparison = w.HTML(layout=wide)
+
+        self.container = w.VBox(
+            [
+                self.title,
+                w.HBox(
+                    [
+                        w.VBox([self.editors], layout=w.Layout(width="60%")),
+                        w.VBox(
+                            [w.HTML("<b>Inputs</b>"), self.variables, self.problems],
+                            layout=w.Layout(width="40%"),
+                        ),
+                    ],
+                    layout=wide,
+                ),
+                w.HTML("<b>Sample</b>"),
+                w.HBox([self.n, self.how, self.query, self.seed, self.sample_button]),
+                self.sample_table,
+                w.HBox([self.run_button, self.save_button, self.status]),
+                self.progress,
+                w.HTML("<b>Results</b> (latest version beside the one before)"),
+                self.results,
+                w.HTML("<b>Versions</b>"),
+                self.versions,
+                w.HBox([self.compare_a, self.compare_b, self.compare_button]),
+                self.comparison,
+            ],
+            layout=wide,
+        )
+        studio.on_change(self.refresh)
+        self.refresh(studio)
+
+    # Editors -------------------------------------------------------------------------------------------
+    def _build_editors(self) -> None:
+        w = self._w
+        for editor in self.section_editors:  # replaced editors: drop their front-end models
+            editor.close()
+        self.section_editors = []
+        self.sections = {}
+        titles = ["front matter"]
+        for index, (role, text) in enumerate(self.studio.section_list()):
+            editor = w.Textarea(value=text, layout=w.Layout(width="100%", height="260px"))
+            editor.observe(lambda change, index=index: self._section_edited(index, change), names="value")
+            self.section_editors.append(editor)
+            self.sections.setdefault(role, editor)
+            count = sum(1 for r, _ in self.studio.section_list()[: index + 1] if r == role)
+            titles.append(role if count == 1 else f"{role} {count}")
+        self.editors.children = [self.front_matter, *self.section_editors]
+        self.editors.titles = tuple(titles)
+
+    def _front_matter_edited(self, change) -> None:
+        if not self._syncing:
+            self.studio.set_front_matter(change["new"])
+
+    def _section_edited(self, index: int, change) -> None:
+        if not self._syncing:
+            self.studio.set_section(index, change["new"])
+
+    # Actions -------------------------------------------------------------------------------------------
+    def _sample_clicked(self, _button=None) -> None:
+        try:
+            self.studio.sample(n=self.n.value, how=self.how.value, query=self.query.value or None,
+                               seed=self.seed.value)  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - shown in the widget, which has no other way to report it
+            self.status.value = _error_html("sample", exc)
+
+    def _run_clicked(self, _button=None) -> None:
+        rows = self.studio.rows
+        count = len(rows) if rows is not None else 5
+        self.status.value = f"Running version {len(self.studio.versions) + 1} on {count} rows&hellip;"
+        self.run_button.disabled = True
+        self.progress.clear_output()
+        try:
+            with self.progress:
+                version = self.studio.run(progress=True)
+        except Exception as exc:  # noqa: BLE001
+            self.status.value = _error_html("run", exc)
+        else:
+            self.status.value = (
+                f"Version {version.number} ({version.sha256[:12]}): {len(version.results)} rows in "
+                f"{version.seconds:.1f} s, {version.calls} judge calls, {version.cache_hits} from the cache"
+            )
+        finally:
+            self.run_button.disabled = False
+
+    def _save_clicked(self, _button=None) -> None:
+        import html
+
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                paths = self.studio.save()
+        except Exception as exc:  # noqa: BLE001
+            self.status.value = _error_html("save", exc)
+            return
+        note = f" ({len(caught)} problem(s), see Inputs)" if caught else ""
+        self.status.value = "Saved " + ", ".join(html.escape(str(p)) for p in paths) + note
+
+    def _compare_clicked(self, _button=None) -> None:
+        import html
+
+        from evalkit.notebook.display import styled
+
+        try:
+            table = self.studio.compare_versions(self.compare_a.value, self.compare_b.value)
+            diff = self.studio.diff(self.compare_a.value, self.compare_b.value) or "(same prompt)"
+        except Exception as exc:  # noqa: BLE001
+            self.comparison.value = _error_html("compare", exc)
+            return
+        self.comparison.value = styled(table).to_html() + f"<pre>{html.escape(diff)}</pre>"
+
+    # Refresh -------------------------------------------------------------------------------------------
+    def refresh(self, studio: JudgeRunner | None = None) -> None:
+        """Bring every panel up to date with the studio (called after each studio change)."""
+        import html
+
+        from evalkit.notebook.display import styled
+
+        studio = self.studio
+        self._syncing = True
+        try:
+            if self.front_matter.value != studio.front_matter_text:
+                self.front_matter.value = studio.front_matter_text
+            current = studio.section_list()
+            if len(current) != len(self.section_editors) or any(
+                role not in self.sections for role, _ in current
+            ):
+                self._build_editors()
+            for editor, (_, text) in zip(self.section_editors, current):
+                if editor.value != text:
+                    editor.value = text
+        finally:
+            self._syncing = False
+        state = "new, not saved yet" if studio.is_new else ("unsaved changes" if studio.dirty else "saved")
+        self.title.value = (
+            f"<h3 style='margin:0'>Judge <code>{html.escape(studio.name)}</code></h3>"
+            f"<div>{html.escape(str(studio.home))} &middot; {state} &middot; prompt sha256 "
+            f"<code>{studio.sha256[:12]}</code></div>"
+        )
+        try:
+            self.variables.value = styled(studio.variables()).hide(axis="index").to_html()
+        except Exception as exc:  # noqa: BLE001 - a half-typed front matter must not break the view
+            self.variables.value = _error_html("inputs", exc)
+        problems = studio.problems()
+        self.problems.value = (
+            "<ul style='color:#842029'>" + "".join(f"<li>{html.escape(p)}</li>" for p in problems) + "</ul>"
+            if problems
+            else "<div style='color:#0b5d1e'>No problems found.</div>"
+        )
+        if studio.rows is not None:
+            columns = [
+                c for c in ("item", "turn", "prompt", "response", "expected_response") if c in studio.rows
+            ]
+            self.sample_table.value = (
+                f"<div>{html.escape(studio.sample_note)}</div>" + styled(studio.rows[columns]).to_html()
+            )
+        if studio.versions:
+            self.results.value = styled(studio.results(), max_chars=200).to_html()
+            self.versions.value = styled(studio.versions_table()).to_html()
+            options = [(f"v{v.number} ({v.sha256[:8]})", v.number) for v in studio.versions]
+            if list(self.compare_a.options) != options:
+                self.compare_a.options = options
+                self.compare_b.options = options
+                self.compare_a.value = options[-2][1] if len(options) > 1 else options[-1][1]
+                self.compare_b.value = options[-1][1]
+
+
+def _error_html(what: str, exc: Exception) -> str:
+    import html
+
+    return f"<span style='color:#842029'>{what} failed: {html.escape(f'{type(exc).__name__}: {exc}')}</span>"

@@ -1,0 +1,53 @@
+"""What the standalone HTML pages inline, and how it is made safe to inline.
+
+Every page evalkit writes (the run's report.html, the exported ``evalkit report``) is one offline file: its
+data, scripts and styles sit inside it. Three pieces make that safe, shared by every page:
+
+* :func:`script_safe_json`: data as JSON that can sit inside ``<script type="application/json">`` verbatim
+  (no value can close the element or open a comment).
+* :func:`csp_hash`: the ``'sha256-...'`` source of an inline script or style for the page's
+  Content-Security-Policy, so only the page's own code runs.
+* :func:`asset`: the pages' static CSS and JavaScript, kept as plain files under ``evalkit/reporting/assets/``
+  (package data) rather than as strings in Python, so editors and linters see them for what they are.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from importlib.resources import files
+from typing import Any
+
+_SCRIPT_ESCAPES = (
+    ("&", "\\u0026"),
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
+)
+
+
+def script_safe_json(value: Any) -> str:
+    """``value`` as compact JSON that can sit inside a ``<script>`` element verbatim.
+
+    ``<``, ``>`` and ``&`` (which could close the element or start ``<!--``) and U+2028 / U+2029 (line
+    terminators in older JavaScript) are written as ``\\uXXXX`` escapes; they only ever occur inside strings,
+    where the escape means the same character, so ``json.loads`` gives back exactly the original value. NaN and
+    infinities are refused (they are not JSON); callers turn them into ``null`` first.
+    """
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    for raw, escaped in _SCRIPT_ESCAPES:
+        text = text.replace(raw, escaped)
+    return text
+
+
+def csp_hash(source: str) -> str:
+    """The Content-Security-Policy source (``'sha256-<base64>'``) that allows exactly this inline code."""
+    digest = hashlib.sha256(source.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+def asset(name: str) -> str:
+    """The text of ``evalkit/reporting/assets/<name>`` (a page's CSS or JavaScript), as shipped in the package."""
+    return (files("evalkit.reporting") / "assets" / name).read_text(encoding="utf-8")

@@ -1,0 +1,127 @@
+"""Running the report notebook: papermill on a real Jupyter kernel, then the export written atomically.
+
+:func:`render_report` (what ``evalkit report`` calls) checks the run folders before any kernel starts, passes
+them as the notebook's parameters, executes it in a scratch folder that is removed afterwards, and turns what
+can go wrong into evalkit's errors: a missing kernel, a run that is not a run, a cell that failed (named by its
+number). The executed notebook goes to :func:`~evalkit.reporting.notebook_report.export.export_html`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from evalkit.reporting.notebook_report.export import export_html
+
+
+def notebook_path() -> Path:
+    """The report notebook shipped in the package (``evalkit/reporting/templates/report.ipynb``).
+
+    The repository's ``notebooks/report.ipynb`` is the same file (a test keeps them identical): the package
+    copy is what an installed evalkit has, the repository copy is what people open next to the quickstart.
+    """
+    return Path(__file__).resolve().parents[1] / "templates" / "report.ipynb"
+
+
+def render_report(
+    run_dir: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    baseline_dir: str | os.PathLike | None = None,
+    title: str | None = None,
+    notebook_out: str | os.PathLike | None = None,
+    kernel_name: str = "python3",
+    timeout: float | None = 600,
+) -> Path:
+    """Execute the report notebook on ``run_dir`` (and ``baseline_dir``) and write the HTML to ``out``.
+
+    The notebook runs with papermill on the ``kernel_name`` Jupyter kernel in a scratch folder that is removed
+    afterwards; ``notebook_out`` also keeps the executed notebook. Both files are written atomically. Raises
+    :class:`~evalkit.errors.DocumentError` when a run folder is missing or not a run (before any kernel starts,
+    or from the notebook), :class:`~evalkit.errors.EnvironmentConfigError` when there is no such kernel, and
+    :class:`~evalkit.errors.EvalkitError` naming the cell when the notebook fails otherwise.
+    """
+    import nbformat
+
+    from evalkit.documents.atomic import atomic_write
+    from evalkit.documents.run_reader import results_file
+    from evalkit.errors import EvalkitError
+
+    source = notebook_path()
+    if not source.is_file():
+        raise EvalkitError(
+            f"the report notebook is missing from this installation ({source}); reinstall evalkit "
+            "(its package data must include templates/*.ipynb)"
+        )
+    run_path = results_file(run_dir).resolve()
+    base_path = results_file(baseline_dir).resolve() if baseline_dir is not None else None
+    with tempfile.TemporaryDirectory(prefix="evalkit-report-") as scratch:
+        executed = _execute(
+            source,
+            Path(scratch) / "report.ipynb",
+            {
+                "run_dir": str(run_path),
+                "baseline_dir": None if base_path is None else str(base_path),
+                "title": title,
+                "out_dir": str(Path(scratch) / "out"),
+            },
+            cwd=scratch,
+            kernel_name=kernel_name,
+            timeout=timeout,
+        )
+    page = export_html(executed, title=title)
+    target = Path(out)
+    with atomic_write(target, "wb") as handle:
+        # backslashreplace: a lone surrogate (undecodable bytes in a run) must not abort the report
+        handle.write(page.encode("utf-8", "backslashreplace"))
+    if notebook_out is not None:
+        with atomic_write(Path(notebook_out), "w") as handle:
+            nbformat.write(executed, handle)
+    return target
+
+
+def _execute(source: Path, target: Path, parameters: dict, *, cwd: str, kernel_name: str, timeout):
+    import papermill
+    from jupyter_client.kernelspec import NoSuchKernel
+    from papermill.exceptions import PapermillExecutionError
+
+    from evalkit.errors import DocumentError, EnvironmentConfigError, EvalkitError
+
+    options: dict[str, Any] = {}
+    if os.name == "posix":
+        # Unix sockets in the scratch folder instead of localhost TCP ports: the run's data never crosses a
+        # network socket, and ipykernel has nothing to warn about ("running over TCP without encryption").
+        # nbclient leaves a kernel manager it did not create running, so this one is shut down below.
+        from jupyter_client.manager import KernelManager
+
+        options["km"] = KernelManager(kernel_name=kernel_name, transport="ipc", ip=str(Path(cwd) / "kernel"))
+    try:
+        return papermill.execute_notebook(
+            str(source),
+            str(target),
+            parameters=parameters,
+            kernel_name=kernel_name,
+            cwd=cwd,
+            progress_bar=False,
+            log_output=False,
+            execution_timeout=timeout,
+            **options,
+        )
+    except NoSuchKernel:
+        raise EnvironmentConfigError(
+            f"no Jupyter kernel named {kernel_name!r}: install one for this Python with "
+            f"'python -m ipykernel install --user --name {kernel_name}'"
+        ) from None
+    except PapermillExecutionError as exc:
+        message = str(exc.evalue).strip()
+        if exc.ename == "DocumentError":
+            raise DocumentError(message) from None
+        raise EvalkitError(
+            f"the report notebook failed in cell {exc.exec_count}: {exc.ename}: {message}"
+        ) from None
+    finally:
+        km = options.get("km")
+        if km is not None and km.has_kernel:
+            km.shutdown_kernel(now=False)

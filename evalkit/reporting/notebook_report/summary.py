@@ -1,0 +1,122 @@
+"""The report's Summary and Charts sections: the per-evaluator table and the figures drawn over the whole run.
+
+:func:`summary_html` is :func:`evalkit.summary` as an HTML table. The figures are plotly figures built from
+:mod:`evalkit.reporting.charts` (the notebook shows the charts that need nothing more directly): every score
+distribution in one grid, and the thread turns of the first :data:`THREAD_LIMIT` threads.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from evalkit.analysis.summaries import STATUS_ROW, scored_evaluators, summary
+from evalkit.reporting.notebook_report.formatting import DASH, esc, pct
+
+if TYPE_CHECKING:  # pragma: no cover
+    import plotly.graph_objects as go
+
+#: Most threads drawn in the thread-turns chart (one heatmap line each).
+THREAD_LIMIT = 50
+
+
+def summary_html(run: pd.DataFrame) -> str:
+    """The per-evaluator summary of :func:`evalkit.summary` as an HTML table, with token columns if judged."""
+    table = summary(run)
+    if table.empty:
+        return "<p class='none'>No evaluator results and no row status in this run.</p>"
+    tokens = "prompt_tokens" in table.columns
+    heads = ["evaluator", "asked", "passed", "failed", "errored", "partial", "pass rate", "mean score"]
+    if tokens:
+        heads += ["prompt tokens", "completion tokens"]
+    lines = []
+    for name, row in table.iterrows():
+        status = name == STATUS_ROW
+        cells = "".join(
+            f"<td class='num'>{int(row[c]):,}</td>"
+            for c in ("asked", "passed", "failed", "errored", "partial")
+        )
+        cells += f"<td class='num'>{pct(float(row['pass_rate']))}</td>"
+        mean = float(row["mean_score"])
+        cells += f"<td class='num'>{DASH if math.isnan(mean) else f'{mean:.3f}'}</td>"
+        if tokens:
+            cells += "".join(
+                f"<td class='num'>{int(row[c]):,}</td>" for c in ("prompt_tokens", "completion_tokens")
+            )
+        label = "row status" if status else esc(name, 200)
+        css = " class='status-row'" if status else ""
+        lines.append(f"<tr{css}><th scope='row'>{label}</th>{cells}</tr>")
+    head = "".join(f"<th>{h}</th>" for h in heads)
+    note = (
+        "<p class='meta'>Evaluator pass rate = passed / (passed + failed): errored rows are counted apart, not "
+        "in the rate. Row status pass rate = passed / all rows.</p>"
+    )
+    return (
+        f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
+        f"</div>{note}"
+    )
+
+
+# ------------------------------------------------------------------------------------------------ figures
+
+
+def score_distributions(run: pd.DataFrame, columns: int = 2) -> go.Figure | None:
+    """Every evaluator's score distribution (:func:`evalkit.reporting.charts.score_distribution`) in one grid figure.
+
+    None when nothing is scored. Subplot titles are the charts' own titles (names already made plain).
+    """
+    from plotly.subplots import make_subplots
+
+    from evalkit.reporting.charts import score_distribution
+
+    keys = [ev["key"] for ev in scored_evaluators(run) if f"{ev['key']}_result" in run.columns]
+    if not keys:
+        return None
+    figures = [score_distribution(run, key) for key in keys]
+    columns = max(1, min(columns, len(figures)))
+    rows = math.ceil(len(figures) / columns)
+    grid = make_subplots(
+        rows=rows,
+        cols=columns,
+        subplot_titles=[f.layout.title.text for f in figures],
+        vertical_spacing=min(0.12, 0.6 / rows),
+        horizontal_spacing=0.08,
+    )
+    for index, figure in enumerate(figures):
+        row, col = divmod(index, columns)
+        for trace in figure.data:
+            grid.add_trace(trace, row=row + 1, col=col + 1)
+        if figure.layout.xaxis.type == "category":
+            grid.update_xaxes(type="category", row=row + 1, col=col + 1)
+    grid.update_layout(
+        title={"text": "Score distributions (rows that asked for each evaluator)"},
+        template="plotly_white",
+        showlegend=False,
+        bargap=0.1,
+        height=max(340, 280 * rows),
+        margin={"l": 60, "r": 30, "t": 90, "b": 50},
+    )
+    return grid
+
+
+def thread_turns(run: pd.DataFrame, limit: int = THREAD_LIMIT) -> go.Figure | None:
+    """:func:`evalkit.reporting.charts.thread_turns` for the first ``limit`` threads; None when the run has no threads."""
+    from evalkit.reporting.charts import thread_turns as chart
+
+    if "turn" not in run.columns:
+        return None
+    threaded = ~np.asarray(pd.array(run["turn"], dtype="Int64").isna(), dtype=bool)
+    if not threaded.any():
+        return None
+    if "item" not in run.columns:
+        return chart(run)
+    order = pd.unique(run.loc[threaded, "item"].to_numpy())
+    shown = order[:limit]
+    figure = chart(run[threaded & run["item"].isin(shown).to_numpy()] if len(order) > limit else run)
+    if len(order) > limit:
+        figure.update_layout(title={"text": f"Thread turns (first {len(shown):,} of {len(order):,} threads)"})
+    figure.update_layout(height=max(300, 120 + 18 * len(shown)))
+    return figure

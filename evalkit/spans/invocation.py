@@ -1,0 +1,164 @@
+"""Calling a Lambda handler as the service does: a deadline per call and the response contract.
+
+Each call gets a Lambda-like context object and runs on a worker thread; the caller stops waiting after the
+timeout (300 s, the Lambda limit, by default). What the handler returns is checked against AgentCore's
+response contract (``label`` with optional ``value`` and ``explanation``, or ``errorCode`` and
+``errorMessage``) by ``read_response``, after a round trip through JSON as the Lambda runtime makes it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import queue
+import threading
+import time
+import uuid
+from typing import Any
+
+#: AWS Lambda's (and AgentCore's) time limit for one evaluator call, in seconds.
+DEFAULT_TIMEOUT = 300.0
+#: The service keeps this many characters of an explanation.
+EXPLANATION_LIMIT = 2048
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+class InvalidResponse(ValueError):
+    """The handler's return value breaks the AgentCore response contract."""
+
+
+def read_response(out: Any) -> dict:
+    """Check a handler's return value against the response contract; return the result fields it sets.
+
+    Success: ``label`` (non-empty string), optional ``value`` (a finite number, as a float) and optional
+    ``explanation`` (a string, cut to 2048 characters). Error: ``errorCode`` and ``errorMessage``, both
+    strings.
+    The value is first passed through JSON, as the Lambda runtime does, so what is checked is what the service
+    would receive.
+    """
+    if not isinstance(out, dict):
+        raise InvalidResponse(
+            f"lambda_handler returned {_kind(out)}, not an object with 'label' "
+            "(or 'errorCode' and 'errorMessage')"
+        )
+    try:
+        out = json.loads(_dumps(out))
+    except (TypeError, ValueError) as exc:
+        raise InvalidResponse(f"the response is not JSON-serialisable ({exc})") from None
+    if "errorCode" in out or "errorMessage" in out:
+        code, message = out.get("errorCode"), out.get("errorMessage")
+        for key, value in (("errorCode", code), ("errorMessage", message)):
+            if value is None:
+                raise InvalidResponse(
+                    f"the error response has no '{key}' (an error needs errorCode and errorMessage)"
+                )
+            if not isinstance(value, str):
+                raise InvalidResponse(f"'{key}' must be a string, found {_kind(value)}")
+        return {"errorCode": code, "errorMessage": message}
+    label = out.get("label")
+    if label is None:
+        raise InvalidResponse(
+            "the response has no 'label' (required on success; an error response needs errorCode and "
+            "errorMessage)"
+        )
+    if not isinstance(label, str) or not label:
+        raise InvalidResponse(f"'label' must be a non-empty string, found {_kind(label)}")
+    fields: dict[str, Any] = {"label": label}
+    value = out.get("value")
+    if value is not None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise InvalidResponse(f"'value' must be a number, found {_kind(value)}")
+        fields["value"] = float(value)
+    explanation = out.get("explanation")
+    if explanation is not None:
+        if not isinstance(explanation, str):
+            raise InvalidResponse(f"'explanation' must be a string, found {_kind(explanation)}")
+        fields["explanation"] = explanation[:EXPLANATION_LIMIT]
+    return fields
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return f"the string {value[:40]!r}"
+    if isinstance(value, bool):
+        return f"the boolean {value}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    return {dict: "an object", list: "a list"}.get(type(value), type(value).__name__)
+
+
+# --- calling the handler -------------------------------------------------------------------------------
+
+
+class LambdaContext:
+    """The parts of the Lambda context object evaluators use, with a deadline of ``timeout`` from now."""
+
+    def __init__(self, name: str, timeout: float):
+        self.function_name = name
+        self.function_version = "$LATEST"
+        self.invoked_function_arn = f"arn:aws:lambda:local:000000000000:function:{name}"
+        self.memory_limit_in_mb = "128"
+        self.aws_request_id = str(uuid.uuid4())
+        self.log_group_name = f"/aws/lambda/{name}"
+        self.log_stream_name = "evalkit-local"
+        self._deadline = time.monotonic() + timeout
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+class TimedOut(Exception):
+    pass
+
+
+class _Worker:
+    """A daemon thread that runs handler calls one at a time; abandoned (and told to stop) after a timeout."""
+
+    def __init__(self):
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.results: queue.SimpleQueue = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, name="evalkit-span-evaluator", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            fn, event, context = job
+            try:
+                out = (True, fn(event, context))
+            except BaseException as exc:  # noqa: BLE001 - user code: any failure is an error result
+                out = (False, exc)
+            self.results.put(out)
+
+
+class Caller:
+    """Calls a handler on a reusable worker thread and stops waiting at the deadline.
+
+    A Python thread cannot be killed: a call that overruns keeps running in the background until it returns
+    (the worker is a daemon, so it never holds up the exit). The next call gets a fresh worker.
+    """
+
+    def __init__(self):
+        self._worker: _Worker | None = None
+
+    def __call__(self, fn, event, context, timeout: float) -> tuple[bool, Any]:
+        if self._worker is None:
+            self._worker = _Worker()
+        worker = self._worker
+        worker.jobs.put((fn, event, context))
+        try:
+            return worker.results.get(timeout=timeout)
+        except queue.Empty:
+            worker.jobs.put(None)
+            self._worker = None
+            raise TimedOut from None
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.jobs.put(None)
+            self._worker = None

@@ -1,0 +1,298 @@
+"""Span evaluators as AWS Lambda deployment zips, and the shared modules they import.
+
+``evalkit spans package NAME --out NAME.zip`` packs ``<custom_dir>/NAME/`` as the Lambda runtime wants it:
+``NAME.py`` at the zip root (handler ``NAME.lambda_handler``), the folder's other files beside it (data such
+as ``reference_prices.json``), and the shared modules of ``<custom_dir>/_shared/`` it imports (for the
+reference evaluators, ``agentcore_spans.py``), found by reading imports with ``ast`` from ``NAME.py``
+through the local and shared modules it reaches, so only what is used goes in. Any other import must be the
+standard library: a third-party module would be missing on Lambda, so it is an error, unless it sits in
+``try``/``except ImportError`` (an optional dependency, e.g. from a Lambda layer), which is reported. The zip
+is deterministic (sorted entries, fixed times and permissions): the same folder gives the same bytes.
+Folders whose name starts with ``_`` or ``.`` are never evaluators; ``_shared`` holds modules only.
+
+Local runs see the same modules: ``shared_modules_importable`` puts ``<custom_dir>/_shared`` on ``sys.path``
+(right after the evaluator's folder, so the folder's files win, as in the zip) while the evaluator module is
+imported, then takes it off, as evalkit does with the evaluator's folder. The shared modules stay in
+``sys.modules``, so names imported at module level keep working in the handler, but a shared module first
+imported inside the handler is not found locally: import shared modules at the top of the file. A cached
+shared module loaded from another custom folder's ``_shared`` is dropped first, so each evaluator runs with
+the shared modules beside it.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import os
+import sys
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evalkit.documents.atomic import atomic_write
+from evalkit.errors import EvalkitError
+
+SHARED_FOLDER = "_shared"
+HANDLER = "lambda_handler"
+#: The earliest time a zip entry can carry; every entry gets it, so builds do not depend on file times.
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+FILE_MODE = 0o100644
+SKIPPED_DIRS = {"__pycache__"}
+SKIPPED_SUFFIXES = (".pyc", ".pyo")
+#: ``except`` clauses that make the imports in their ``try`` optional.
+IMPORT_GUARDS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+
+@dataclass
+class Package:
+    """What ``build_package`` puts in the zip: ``entries`` maps the name in the zip to the source file."""
+
+    name: str
+    entries: dict[str, Path] = field(default_factory=dict)
+    shared: list[str] = field(default_factory=list)
+    optional: list[str] = field(default_factory=list)
+    size: int = 0
+
+    @property
+    def handler(self) -> str:
+        return f"{self.name}.{HANDLER}"
+
+
+def span_evaluator_names(custom_dir: str | os.PathLike | None = None) -> list[str]:
+    """The evaluators of ``custom_dir`` that can be packaged: ``<name>/<name>.py`` defining lambda_handler."""
+    root = _root(custom_dir)
+    if not root.is_dir():
+        return []
+    names = []
+    for folder in sorted(root.iterdir()):
+        path = folder / f"{folder.name}.py"
+        if folder.name[:1] in ("_", ".") or not path.is_file():
+            continue
+        try:
+            tree = ast.parse(path.read_bytes(), filename=str(path))
+        except (SyntaxError, ValueError, OSError):
+            continue
+        if _defines_handler(tree):
+            names.append(folder.name)
+    return names
+
+
+def plan_package(name: str, custom_dir: str | os.PathLike | None = None) -> Package:
+    """The files of ``name``'s deployment zip, or an ``EvalkitError`` saying why it cannot be built."""
+    root = _root(custom_dir)
+    folder = root / str(name)
+    path = folder / f"{name}.py"
+    if not isinstance(name, str) or not name.isidentifier() or name[0] == "_" or not path.is_file():
+        available = span_evaluator_names(root)
+        listing = f"available: {', '.join(available)}" if available else "there are no span evaluators there"
+        raise EvalkitError(f"span evaluator '{name}' not found: no {path} ({listing})")
+    if not _defines_handler(_parse(path, name)):
+        raise EvalkitError(
+            f"span evaluator '{name}': {path} defines no {HANDLER}(event, context), so there is no Lambda "
+            "handler to package"
+        )
+    package = Package(name)
+    for source in sorted(folder.rglob("*")):
+        relative = source.relative_to(folder)
+        if source.is_file() and not _skipped(relative):
+            package.entries[relative.as_posix()] = source
+    _follow_imports(package, folder, root / SHARED_FOLDER)
+    return package
+
+
+def _follow_imports(package: Package, folder: Path, shared: Path) -> None:
+    """Add the shared modules reached from ``NAME.py`` through local and shared modules to ``package``.
+
+    A name resolves as on Lambda with the zip root first on the path: the standard library, then a module
+    or package of the evaluator folder (already in the zip, but its imports are followed), then a shared
+    module; an optional import that resolves to none of them is noted, any other is an error.
+    """
+    name = package.name
+    scanned: set[Path] = set()
+    todo = [(folder / f"{name}.py", False)]
+    while todo:
+        module, in_package = todo.pop()
+        if module in scanned:
+            continue
+        scanned.add(module)
+        for top, line, optional in _imports(_parse(module, name), module, in_package, name):
+            if top == "__future__" or top in sys.stdlib_module_names:
+                continue
+            if (folder / f"{top}.py").is_file():
+                todo.append((folder / f"{top}.py", False))
+            elif (folder / top / "__init__.py").is_file():
+                files = sorted((folder / top).rglob("*.py"))
+                todo.extend((p, True) for p in files if not _skipped(p.relative_to(folder)))
+            elif (shared / f"{top}.py").is_file():
+                if top not in package.shared:
+                    package.shared.append(top)
+                    package.entries[f"{top}.py"] = shared / f"{top}.py"
+                todo.append((shared / f"{top}.py", False))
+            elif not optional:
+                raise EvalkitError(
+                    f"cannot package '{name}': {module} (line {line}) imports '{top}', which is neither the "
+                    f"standard library nor a shared module in {shared}, so the zip would not run on Lambda. "
+                    f"Put the module in {folder}, or import an optional dependency inside try/except "
+                    "ImportError."
+                )
+            elif top not in package.optional:
+                package.optional.append(top)
+    package.shared.sort()
+    package.optional.sort()
+
+
+def build_package(name: str, out: str | os.PathLike, custom_dir: str | os.PathLike | None = None) -> Package:
+    """Write ``name``'s deployment zip to ``out`` (atomically) and return what went into it."""
+    package = plan_package(name, custom_dir)
+    target = Path(out)
+    if target.is_dir():
+        raise EvalkitError(
+            f"output path {target} is a folder: give the zip file to write, e.g. {target / (name + '.zip')}"
+        )
+    sources = {_root(custom_dir) / name, _root(custom_dir) / SHARED_FOLDER}
+    if any(target.resolve().is_relative_to(source.resolve()) for source in sources):
+        raise EvalkitError(
+            f"output path {target} is inside a folder being packaged; the next build would pack the zip "
+            "into itself. Write it elsewhere."
+        )
+    data = zip_bytes(package)
+    try:
+        with atomic_write(target, "wb") as handle:
+            handle.write(data)
+    except OSError as exc:
+        raise EvalkitError(f"cannot write {target}: {exc.strerror or exc}") from None
+    package.size = len(data)
+    return package
+
+
+def zip_bytes(package: Package) -> bytes:
+    """The zip of ``package``: entries sorted by name, fixed time and permissions, deflated."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for arcname in sorted(package.entries):
+            info = zipfile.ZipInfo(arcname, date_time=ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3  # Unix, so the permission bits below are honoured
+            info.external_attr = FILE_MODE << 16
+            archive.writestr(info, package.entries[arcname].read_bytes())
+    return buffer.getvalue()
+
+
+@contextlib.contextmanager
+def shared_modules_importable(evaluator_path: str | os.PathLike):
+    """Make ``<custom_dir>/_shared`` importable while the evaluator at ``evaluator_path`` is imported."""
+    evaluator_path = Path(evaluator_path)
+    shared = evaluator_path.parent.parent / SHARED_FOLDER
+    if not shared.is_dir():
+        yield
+        return
+    _forget_other_copies(shared)
+    entry = str(shared)
+    own = str(evaluator_path.parent)
+    sys.path.insert(sys.path.index(own) + 1 if own in sys.path else 0, entry)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(entry)
+
+
+def _forget_other_copies(shared: Path) -> None:
+    """Drop cached modules named like ``shared``'s modules but loaded from elsewhere (another _shared)."""
+    here = shared.resolve()
+    for module_file in shared.glob("*.py"):
+        name = module_file.stem
+        cached = sys.modules.get(name)
+        origin = getattr(cached, "__file__", None)
+        if cached is not None and name not in sys.stdlib_module_names and origin:
+            if Path(origin).resolve().parent != here:
+                del sys.modules[name]
+
+
+def _root(custom_dir: str | os.PathLike | None) -> Path:
+    return Path(custom_dir) if custom_dir is not None else Path.cwd() / "custom-evaluators"
+
+
+def _skipped(relative: Path) -> bool:
+    parts = relative.parts
+    return any(part in SKIPPED_DIRS or part.startswith(".") for part in parts) or relative.name.endswith(
+        SKIPPED_SUFFIXES
+    )
+
+
+def _parse(path: Path, name: str) -> ast.Module:
+    try:
+        return ast.parse(path.read_bytes(), filename=str(path))
+    except SyntaxError as exc:
+        raise EvalkitError(
+            f"cannot package '{name}': {path} has a syntax error: {exc.msg} (line {exc.lineno})"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise EvalkitError(f"cannot package '{name}': cannot read {path}: {exc}") from None
+
+
+def _defines_handler(tree: ast.Module) -> bool:
+    """A module-level ``lambda_handler``: a function, an assignment or an import under that name."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == HANDLER:
+            return True
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == HANDLER for target in node.targets
+        ):
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+            (alias.asname or alias.name) == HANDLER for alias in node.names
+        ):
+            return True
+    return False
+
+
+def _imports(tree: ast.Module, path: Path, in_package: bool, name: str) -> list[tuple[str, int, bool]]:
+    """(top-level module, line, optional) of every import in ``tree``, ``if TYPE_CHECKING:`` blocks left out.
+
+    Relative imports are resolved inside a package of the evaluator folder; at the root of the zip (the
+    evaluator, its modules, the shared modules) they cannot work, so they are an error.
+    """
+    found: list[tuple[str, int, bool]] = []
+
+    def visit(node: ast.AST, optional: bool) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.orelse:
+                visit(child, optional)
+            return
+        if isinstance(node, ast.Try) and any(_guards_imports(h) for h in node.handlers):
+            for child in node.body:
+                visit(child, True)
+            for child in node.handlers + node.orelse + node.finalbody:
+                visit(child, optional)
+            return
+        if isinstance(node, ast.Import):
+            found.extend((alias.name.split(".")[0], node.lineno, optional) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level and not in_package:
+                raise EvalkitError(
+                    f"cannot package '{name}': {path} (line {node.lineno}) uses a relative import, which "
+                    "cannot work at the root of the zip; import the module by its name"
+                )
+            if not node.level:
+                found.append(((node.module or "").split(".")[0], node.lineno, optional))
+        for child in ast.iter_child_nodes(node):
+            visit(child, optional)
+
+    visit(tree, False)
+    return found
+
+
+def _guards_imports(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type
+    if caught is None:
+        return True
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return any(isinstance(n, ast.Name) and n.id in IMPORT_GUARDS for n in names)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )

@@ -1,0 +1,73 @@
+"""Evaluating one complete session of the online receiver and storing its results.
+
+A sampled session whose spans satisfy the filters is scored by the Lambda-style evaluators with
+``evaluate_spans``, exactly as ``evalkit spans eval`` would score it offline; its results (each marked
+``passed`` and tagged with the session's ``service.name``) and the ``evaluated`` state are committed together,
+so a crash never evaluates a session twice and never loses one. Other sessions are marked ``skipped``.
+
+A result passes when it is not an error and its ``value`` is at least 1.0, or, without a value, its label
+is one of ``PASS``, ``PASSED``, ``TRUE``, ``YES`` (any case).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evalkit.spans.lambda_runner import evaluate_spans
+from evalkit.spans.loading import from_documents
+from evalkit.spans.session_tracking import Filter, session_matches
+from evalkit.spans.span_evaluator import SpanEvaluator, load_span_evaluator
+
+if TYPE_CHECKING:
+    from evalkit.spans.store import Store
+
+PASS_VALUE = 1.0
+PASS_LABELS = frozenset({"PASS", "PASSED", "TRUE", "YES"})
+
+
+def passed(entry: dict) -> bool:
+    """A result passes: no error, and value >= 1.0 (or, without a value, a PASS-like label)."""
+    if "errorCode" in entry:
+        return False
+    value = entry.get("value")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value >= PASS_VALUE
+    return str(entry.get("label", "")).strip().upper() in PASS_LABELS
+
+
+def evaluate_session(
+    store: Store,
+    session_id: str,
+    is_sampled: bool,
+    evaluators: list[SpanEvaluator],
+    filters: list[Filter],
+    timeout: float,
+) -> bool:
+    """Evaluate (or skip) one complete session and commit the outcome; whether the session was finished."""
+    if not is_sampled or not evaluators:
+        return store.finish(session_id, "skipped", [])
+    docs = store.session_documents(session_id)
+    if not session_matches(docs, filters):
+        return store.finish(session_id, "skipped", [])
+    frame = from_documents(docs, f"session {session_id}")
+    frame.loc[frame["session_id"].isna(), "session_id"] = session_id
+    results = evaluate_spans(frame, evaluators, session=session_id, timeout=timeout)
+    service = _service_name(docs)
+    for entry in results:
+        entry["passed"] = passed(entry)
+        entry["service"] = service
+    return store.finish(session_id, "evaluated", results)
+
+
+def load_evaluator(spec: str, custom_dir) -> SpanEvaluator:
+    """The span evaluator of a ``NAME`` or ``NAME:LEVEL`` spec, from ``custom_dir``."""
+    name, _, level = spec.partition(":")
+    return load_span_evaluator(name, custom_dir, level=level or None)
+
+
+def _service_name(docs: list[dict]) -> str:
+    for doc in docs:
+        name = ((doc.get("resource") or {}).get("attributes") or {}).get("service.name")
+        if name:
+            return str(name)
+    return "unknown"

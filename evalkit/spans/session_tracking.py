@@ -1,0 +1,113 @@
+"""Which sessions the online receiver evaluates, and when: durations, sampling by hash, filters, session ids.
+
+A session is complete after ``session_timeout`` seconds without a new span (by received time; the store keeps
+the clock). Sampling is decided by a hash of the session id, ``sha256(id) % 10000 < sampling * 100``, so every
+process (and a restart) decides the same way for the same session. Filters (``KEY=VALUE``, ``KEY!=VALUE``,
+``KEY~=VALUE``, ``KEY>NUMBER``, ``KEY<NUMBER`` on span or resource attributes) must each be satisfied by at
+least one span of a session for it to be evaluated. A span without ``session.id`` joins the session of its
+trace, also when the trace's other spans came in an earlier request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import TYPE_CHECKING
+
+from evalkit.errors import EvalkitError
+from evalkit.spans.span_frame import session_id_of
+
+if TYPE_CHECKING:
+    from evalkit.spans.store import Store
+
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*")
+_UNITS = {"ms": 0.001, "s": 1.0, None: 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(text: str | float) -> float:
+    """Seconds from ``"15m"``, ``"1h"``, ``"0.5s"``, ``"250ms"``, ``"2d"`` or a plain number of seconds."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        match = _DURATION.fullmatch(str(text))
+        if not match:
+            raise EvalkitError(f"{text!r} is not a duration: write 15m, 1h, 30s or 250ms")
+        value = float(match.group(1)) * _UNITS[match.group(2)]
+    if not value > 0:
+        raise EvalkitError(f"{text!r}: a duration must be more than 0")
+    return value
+
+
+def sampled(session_id: str, percentage: float) -> bool:
+    """Whether a session is in a ``percentage`` (0-100) sample: stable across processes and restarts."""
+    bucket = int.from_bytes(hashlib.sha256(session_id.encode("utf-8")).digest()[:8], "big") % 10_000
+    return bucket < round(percentage * 100)
+
+
+class Filter:
+    """One span attribute condition, written ``KEY=VALUE``, ``KEY!=VALUE``, ``KEY~=VALUE``, ``KEY>N``, ``KEY<N``.
+
+    Equals, NotEquals and Contains compare text (a non-string attribute as its JSON text, so ``true`` and
+    ``3`` match booleans and numbers); GreaterThan and LessThan compare numbers.
+    """
+
+    _PATTERN = re.compile(r"([^=!~<>]+)(!=|~=|=|>|<)(.*)", re.S)
+    OPERATORS = {"=": "Equals", "!=": "NotEquals", "~=": "Contains", ">": "GreaterThan", "<": "LessThan"}
+
+    def __init__(self, text: str):
+        match = self._PATTERN.fullmatch(text)
+        if not match or not match.group(1).strip():
+            raise EvalkitError(f"filter {text!r}: write KEY=VALUE, KEY!=VALUE, KEY~=VALUE, KEY>N or KEY<N")
+        self.key, self.op, self.value = match.group(1).strip(), match.group(2), match.group(3)
+        self.number = None
+        if self.op in "<>":
+            try:
+                self.number = float(self.value)
+            except ValueError:
+                raise EvalkitError(f"filter {text!r}: {self.value!r} is not a number") from None
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"Filter({self.text!r})"
+
+    def matches(self, doc: dict) -> bool:
+        """Whether this span document satisfies the condition (an absent attribute satisfies none)."""
+        attrs = doc.get("attributes") or {}
+        value = attrs.get(self.key)
+        if value is None:
+            value = ((doc.get("resource") or {}).get("attributes") or {}).get(self.key)
+        if value is None:
+            return False
+        if self.number is not None:
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                return False
+            return number > self.number if self.op == ">" else number < self.number
+        text = value if isinstance(value, str) else json.dumps(value)
+        if self.op == "=":
+            return text == self.value
+        if self.op == "!=":
+            return text != self.value
+        return self.value in text
+
+
+def session_matches(docs: list[dict], filters: list[Filter]) -> bool:
+    """Every filter is satisfied by at least one span of the session (no filters: every session)."""
+    return all(any(f.matches(d) for d in docs) for f in filters)
+
+
+def session_ids(docs: list[dict], store: Store) -> list[str | None]:
+    """Each span's session id: its own or its resource's ``session.id``, else that of its trace."""
+    ids = [
+        session_id_of(d.get("attributes") or {}, (d.get("resource") or {}).get("attributes") or {})
+        for d in docs
+    ]
+    by_trace: dict[str, str] = {}
+    for doc, session in zip(docs, ids):
+        if session is not None:
+            by_trace.setdefault(doc["traceId"], session)
+    missing = sorted({d["traceId"] for d, s in zip(docs, ids) if s is None} - set(by_trace))
+    by_trace.update(store.trace_sessions(missing))
+    return [s if s is not None else by_trace.get(d["traceId"]) for d, s in zip(docs, ids)]

@@ -1,0 +1,207 @@
+"""The canonical flat span document: the checks and normalisations every span goes through, whatever its form.
+
+Both input forms end as the same flat document (what a Lambda evaluator receives in ``sessionSpans``): ids as
+strings, ``startTimeUnixNano``/``endTimeUnixNano`` as ints, ``kind`` and ``status.code`` as names,
+``attributes`` as a plain object, empty ``events``/``links`` dropped. A flat span document, one JSON object per
+line as CloudWatch keeps them in the ``aws/spans`` log group, is normalised here directly (``flat_document``);
+OTLP JSON is converted in ``otlp_json`` and finished here. OTLP key/value attribute lists, which both forms may
+carry, are turned into plain objects here too.
+
+A span that cannot be used raises ``BadSpan`` naming the field; the reader adds the file and line
+(``location``), so one bad span is reported and skipped rather than stopping the load.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_KINDS = {0: "UNSPECIFIED", 1: "INTERNAL", 2: "SERVER", 3: "CLIENT", 4: "PRODUCER", 5: "CONSUMER"}
+_STATUS = {0: "UNSET", 1: "OK", 2: "ERROR"}
+
+
+class BadSpan(Exception):
+    """One span is unusable: the message names the field, the caller prefixes file and line."""
+
+
+def location(where: tuple[str, str]) -> str:
+    """``file: location`` for a problem message (just ``file`` for a whole-file document)."""
+    label, loc = where
+    return f"{label}: {loc}" if loc else label
+
+
+def flat_document(span: dict) -> dict:
+    """A flat span document, normalised (kind and status names, int times, empty lists dropped)."""
+    doc = dict(span)
+    required_id(doc, "traceId")
+    required_id(doc, "spanId")
+    attributes = doc.get("attributes")
+    if isinstance(attributes, list):
+        doc["attributes"] = otlp_attributes(attributes, "attributes")
+    elif attributes is not None and not isinstance(attributes, dict):
+        raise BadSpan(f"'attributes' must be an object, found {type_name(attributes)}")
+    resource = doc.get("resource")
+    if resource is not None:
+        if not isinstance(resource, dict):
+            raise BadSpan(f"'resource' must be an object, found {type_name(resource)}")
+        if isinstance(resource.get("attributes"), list):
+            doc["resource"] = {**resource, "attributes": otlp_attributes(resource["attributes"], "resource")}
+    events = doc.get("events")
+    if events is not None:
+        doc["events"] = [_flat_event(e, f"events[{i}]") for i, e in enumerate(as_list(events, "events"))]
+    return finish(doc)
+
+
+def finish(doc: dict) -> dict:
+    """The checks and normalisations shared by both forms."""
+    name = doc.get("name")
+    if name is None:
+        raise BadSpan("'name' is missing")
+    if not isinstance(name, str):
+        raise BadSpan(f"'name' must be a string, found {type_name(name)}")
+    doc["startTimeUnixNano"] = nanoseconds(doc.get("startTimeUnixNano"), "startTimeUnixNano")
+    doc["endTimeUnixNano"] = nanoseconds(doc.get("endTimeUnixNano"), "endTimeUnixNano")
+    if doc["endTimeUnixNano"] < doc["startTimeUnixNano"]:
+        raise BadSpan("'endTimeUnixNano' is before 'startTimeUnixNano'")
+    parent = doc.get("parentSpanId")
+    if parent in (None, ""):
+        doc.pop("parentSpanId", None)
+    elif not isinstance(parent, str):
+        raise BadSpan(f"'parentSpanId' must be a string, found {type_name(parent)}")
+    doc["kind"] = _kind(doc.get("kind"))
+    doc["status"] = _status(doc.get("status"))
+    if doc.get("attributes") is None:
+        doc["attributes"] = {}
+    for key in ("events", "links"):
+        if key in doc and not doc[key]:
+            del doc[key]
+    return doc
+
+
+def required_id(span: dict, key: str) -> str:
+    value = span.get(key)
+    if value is None:
+        raise BadSpan(f"'{key}' is missing")
+    if not isinstance(value, str):
+        raise BadSpan(f"'{key}' must be a string, found {type_name(value)}")
+    if not value:
+        raise BadSpan(f"'{key}' is empty")
+    return value
+
+
+def nanoseconds(value: Any, key: str) -> int:
+    if value is None:
+        raise BadSpan(f"'{key}' is missing")
+    if type(value) is int:
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        return int(value)
+    raise BadSpan(f"'{key}' must be an integer (nanoseconds since the epoch), found {value!r}")
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "UNSPECIFIED"
+    if type(value) is int:
+        return _KINDS.get(value, str(value))
+    if isinstance(value, str):
+        return value.upper().removeprefix("SPAN_KIND_")
+    raise BadSpan(f"'kind' must be a string or an integer, found {type_name(value)}")
+
+
+def _status(value: Any) -> dict:
+    if value is None:
+        return {"code": "UNSET"}
+    if isinstance(value, str):
+        value = {"code": value}
+    if not isinstance(value, dict):
+        raise BadSpan(f"'status' must be an object, found {type_name(value)}")
+    code = value.get("code", 0)
+    if type(code) is int:
+        code = _STATUS.get(code, str(code))
+    elif isinstance(code, str):
+        code = code.upper().removeprefix("STATUS_CODE_")
+    else:
+        raise BadSpan(f"'status.code' must be a string or an integer, found {type_name(code)}")
+    status = {**value, "code": code}
+    if not status.get("message"):
+        status.pop("message", None)
+    return status
+
+
+def as_list(value: Any, field: str) -> list:
+    if not isinstance(value, list):
+        raise BadSpan(f"'{field}' must be a list, found {type_name(value)}")
+    return value
+
+
+def _flat_event(event: Any, field: str) -> dict:
+    if not isinstance(event, dict):
+        raise BadSpan(f"'{field}' must be an object, found {type_name(event)}")
+    out = dict(event)
+    attributes = out.get("attributes")
+    if isinstance(attributes, list):
+        out["attributes"] = otlp_attributes(attributes, f"{field}.attributes")
+    elif attributes is not None and not isinstance(attributes, dict):
+        raise BadSpan(f"'{field}.attributes' must be an object, found {type_name(attributes)}")
+    if "timeUnixNano" in out:
+        out["timeUnixNano"] = nanoseconds(out["timeUnixNano"], f"{field}.timeUnixNano")
+    return out
+
+
+def otlp_attributes(items: Any, field: str) -> dict:
+    """``[{"key": k, "value": AnyValue}, ...]`` -> ``{k: plain value}`` (a later duplicate key wins)."""
+    if not isinstance(items, list):
+        raise BadSpan(f"'{field}' must be a list of {{key, value}}, found {type_name(items)}")
+    out: dict[str, Any] = {}
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise BadSpan(f"'{field}[{i}]' must be an object, found {type_name(item)}")
+        key = item.get("key")
+        if not isinstance(key, str):
+            raise BadSpan(
+                f"'{field}[{i}].key' is missing" if key is None else f"'{field}[{i}].key' must be a string"
+            )
+        out[key] = _any_value(item.get("value"), f"{field}[{i}].value")
+    return out
+
+
+def _any_value(value: Any, field: str) -> Any:
+    """An OTLP ``AnyValue`` as a plain value (int64 strings to ints, arrays to lists, kvlists to dicts)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise BadSpan(f"'{field}' must be an AnyValue object, found {type_name(value)}")
+    if "stringValue" in value:
+        return value["stringValue"]
+    if "intValue" in value:
+        raw = value["intValue"]
+        try:
+            return int(raw)
+        except (TypeError, ValueError):
+            raise BadSpan(f"'{field}.intValue' must be an integer, found {raw!r}") from None
+    if "doubleValue" in value:
+        raw = value["doubleValue"]
+        try:
+            return float(raw)
+        except (TypeError, ValueError):
+            raise BadSpan(f"'{field}.doubleValue' must be a number, found {raw!r}") from None
+    if "boolValue" in value:
+        return bool(value["boolValue"])
+    if "arrayValue" in value:
+        values = (value["arrayValue"] or {}).get("values", [])
+        return [
+            _any_value(v, f"{field}.arrayValue.values[{i}]") for i, v in enumerate(as_list(values, field))
+        ]
+    if "kvlistValue" in value:
+        return otlp_attributes((value["kvlistValue"] or {}).get("values", []), f"{field}.kvlistValue.values")
+    if "bytesValue" in value:
+        return value["bytesValue"]
+    return None
+
+
+def type_name(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__
+    )

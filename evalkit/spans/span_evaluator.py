@@ -1,0 +1,170 @@
+"""A span evaluator: a Lambda handler, the evaluation level it is registered at, and how one is loaded.
+
+A span evaluator is a folder ``custom-evaluators/<name>/<name>.py`` defining ``lambda_handler(event,
+context)``; ``load_span_evaluator`` imports it the way the Lambda runtime does (its folder on ``sys.path``, so
+it can import modules deployed beside it) and checks the name and level rules AgentCore applies to a
+registration. Nothing here calls the handler: see ``invocation`` and ``lambda_runner``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import EvaluatorConfigError
+from evalkit.spans.packaging import shared_modules_importable
+
+LEVELS = ("TRACE", "TOOL_CALL", "SESSION")
+DEFAULT_LEVEL = "TRACE"
+NAME_PATTERN = re.compile(r"[a-zA-Z][a-zA-Z0-9_]{0,47}")
+
+
+class SpanEvaluator:
+    """A Lambda-style evaluator: a ``lambda_handler(event, context)`` and the level it is registered at.
+
+    ``evaluator_id`` is ``<name>-<10 characters>``, as AgentCore ids look, derived from the name and the level
+    so that it is stable across runs (and differs per level, as separate registrations do).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        handler: Callable[[dict, Any], Any],
+        *,
+        level: str = DEFAULT_LEVEL,
+        path: str | os.PathLike | None = None,
+        module: Any = None,
+    ):
+        _check_name(name)
+        if not callable(handler):
+            raise EvaluatorConfigError(f"span evaluator '{name}': the handler is not callable")
+        self.name = name
+        self.handler = handler
+        self.level = _level(level, f"span evaluator '{name}'")
+        self.path = Path(path) if path is not None else None
+        self.module = module
+        digest = hashlib.sha256(f"{name}/{self.level}".encode()).hexdigest()
+        self.evaluator_id = f"{name}-{digest[:10]}"
+
+    def with_level(self, level: str) -> SpanEvaluator:
+        """The same handler registered at another level (AgentCore registers one evaluator per level)."""
+        return SpanEvaluator(self.name, self.handler, level=level, path=self.path, module=self.module)
+
+    def __repr__(self) -> str:
+        where = f", path={str(self.path)!r}" if self.path else ""
+        return f"SpanEvaluator({self.name!r}, level={self.level!r}{where})"
+
+
+def _check_name(name: Any) -> None:
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise EvaluatorConfigError(
+            f"span evaluator name {name!r} is not valid: AgentCore names start with a letter and hold "
+            "at most 48 letters, digits and underscores"
+        )
+
+
+def _level(value: Any, who: str) -> str:
+    level = value.upper() if isinstance(value, str) else value
+    if level not in LEVELS:
+        raise EvaluatorConfigError(f"{who}: evaluation level {value!r} is not one of {', '.join(LEVELS)}")
+    return level
+
+
+def load_span_evaluator(
+    name: str,
+    custom_dir: str | os.PathLike | None = None,
+    *,
+    level: str | None = None,
+    options: dict | None = None,
+) -> SpanEvaluator:
+    """Import ``<custom_dir>/<name>/<name>.py`` (default ``./custom-evaluators``) as a span evaluator.
+
+    The level is the ``level`` argument, else ``options["level"]``, else the module's ``EVALUATION_LEVEL``,
+    else TRACE. The evaluator's folder is on ``sys.path`` while it is imported, as the Lambda task root is,
+    so it can import modules deployed beside it.
+    """
+    options = dict(options or {})
+    unknown = sorted(set(options) - {"level"})
+    if unknown:
+        raise EvaluatorConfigError(
+            f"span evaluator '{name}': unknown option(s) {', '.join(unknown)} (known: level)"
+        )
+    _check_name(name)
+    root = Path(custom_dir) if custom_dir is not None else Path.cwd() / "custom-evaluators"
+    folder = root / name
+    path = folder / f"{name}.py"
+    if not folder.is_dir():
+        raise EvaluatorConfigError(
+            f"span evaluator '{name}' not found: there is no folder {folder} (a span evaluator is "
+            f"{root}/<name>/<name>.py defining lambda_handler(event, context))"
+        )
+    if not path.is_file():
+        raise EvaluatorConfigError(
+            f"span evaluator '{name}': {path} is missing (the file must be named after its folder)"
+        )
+    module = _import(name, path)
+    handler = getattr(module, "lambda_handler", None)
+    if handler is None:
+        raise EvaluatorConfigError(
+            f"span evaluator '{name}': {path} defines no lambda_handler(event, context)"
+        )
+    if not callable(handler):
+        raise EvaluatorConfigError(f"span evaluator '{name}': lambda_handler in {path} is not a function")
+    chosen = (
+        level
+        if level is not None
+        else options.get("level", getattr(module, "EVALUATION_LEVEL", DEFAULT_LEVEL))
+    )
+    source = "the level option" if level is not None or "level" in options else f"EVALUATION_LEVEL in {path}"
+    return SpanEvaluator(
+        name, handler, level=_level(chosen, f"span evaluator '{name}' ({source})"), path=path, module=module
+    )
+
+
+def _import(name: str, path: Path):
+    module_name = f"evalkit_span_evaluators.{name}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise EvaluatorConfigError(f"span evaluator '{name}': cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # dataclasses and pickling look the module up by name
+    folder = str(path.parent)
+    sys.path.insert(0, folder)
+    try:
+        with shared_modules_importable(path):  # custom-evaluators/_shared, as at the zip's root
+            spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        sys.modules.pop(module_name, None)
+        raise EvaluatorConfigError(
+            f"span evaluator '{name}': {path} failed to import: SyntaxError: {exc.msg} (line {exc.lineno})"
+        ) from None
+    except KeyboardInterrupt:
+        sys.modules.pop(module_name, None)
+        raise
+    except BaseException as exc:  # noqa: BLE001 - user code: any failure to import is a configuration error
+        sys.modules.pop(module_name, None)
+        raise EvaluatorConfigError(
+            f"span evaluator '{name}': {path} failed to import: "
+            f"{type(exc).__name__}: {exc}{source_line(exc, path)}"
+        ) from None
+    finally:
+        try:
+            sys.path.remove(folder)
+        except ValueError:
+            pass
+    return module
+
+
+def source_line(exc: BaseException, path: Path | None) -> str:
+    """`` (line N)`` of the deepest frame of ``exc`` inside the evaluator's file, if any."""
+    if path is None:
+        return ""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
+    return f" (line {frames[-1].lineno})" if frames else ""
