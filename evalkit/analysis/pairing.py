@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit.documents.case_table import document_title
 from evalkit.errors import EvalkitError
 
 __all__ = ["as_run", "column_texts", "pair_rows", "row_keys", "run_label", "turn_array"]
@@ -47,14 +48,7 @@ def run_label(run: Any, df: pd.DataFrame) -> str:
     if source and not str(source).startswith("<"):
         path = Path(source)
         return (path.parent.name or path.name) if path.name == "results.json" else path.name
-    meta = df.attrs.get("evalkit") or {}
-    document = meta.get("document") if isinstance(meta, dict) else None
-    metadata = document.get("metadata") if isinstance(document, dict) else None
-    name = metadata.get("name") if isinstance(metadata, dict) else None
-    if name not in (None, ""):
-        return str(name)
-    source = meta.get("source") if isinstance(meta, dict) else None
-    return Path(str(source)).name if source else "evalkit report"
+    return document_title(df)
 
 
 def column_texts(df: pd.DataFrame, column: str, missing: Any = None) -> np.ndarray:

@@ -122,3 +122,15 @@ def document_path(df: pd.DataFrame) -> Path | None:
     """The file the case table was loaded from, when it came from a file."""
     source = df.attrs.get("evalkit", {}).get("source")
     return Path(source) if source and not source.startswith("<") else None
+
+
+def document_title(df: pd.DataFrame) -> str:
+    """What to call the document a case table came from: its ``metadata.name``, else the source file name."""
+    meta = df.attrs.get("evalkit") or {}
+    document = meta.get("document") if isinstance(meta, dict) else None
+    metadata = document.get("metadata") if isinstance(document, dict) else None
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    if name not in (None, ""):
+        return str(name)
+    source = meta.get("source") if isinstance(meta, dict) else None
+    return Path(str(source)).name if source else "evalkit report"

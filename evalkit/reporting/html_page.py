@@ -35,6 +35,7 @@ import pandas as pd
 
 from evalkit.analysis.summaries import STATUS_ROW, STATUSES, scored_evaluators, status_counts, summary
 from evalkit.documents.atomic import atomic_write
+from evalkit.documents.case_table import document_title
 from evalkit.reporting.inline import asset, csp_hash, script_safe_json
 from evalkit.reporting.page_data import TEXT_LIMIT, page_columns
 
@@ -51,18 +52,7 @@ CSP = (
 
 def report_title(df: pd.DataFrame, title: str | None = None) -> str:
     """The report title: ``title``, else the document's ``metadata.name``, else the source file name."""
-    if title:
-        return str(title)
-    meta = df.attrs.get("evalkit") or {}
-    document = meta.get("document") if isinstance(meta, dict) else None
-    metadata = document.get("metadata") if isinstance(document, dict) else None
-    name = metadata.get("name") if isinstance(metadata, dict) else None
-    if name not in (None, ""):
-        return str(name)
-    source = meta.get("source") if isinstance(meta, dict) else None
-    if source:
-        return Path(str(source)).name
-    return "evalkit report"
+    return str(title) if title else document_title(df)
 
 
 def _fmt_rate(value: float) -> str:
