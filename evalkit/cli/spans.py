@@ -50,7 +50,7 @@ def register(subparsers) -> None:
         action="append",
         required=True,
         help="span evaluator custom-evaluators/NAME/NAME.py; LEVEL (TRACE, TOOL_CALL, SESSION) overrides its "
-        "EVALUATION_LEVEL; repeat for several",
+        "EVALUATION_LEVEL; repeat for several (at most 10, as AgentCore allows)",
     )
     ev.add_argument(
         "--session", metavar="ID", action="append", help="evaluate only this session (repeatable)"
@@ -105,8 +105,10 @@ def _seconds(text: str) -> float:
 
 def main(args) -> int:
     from evalkit.spans import evaluate_spans, load, load_span_evaluator, passing, results_frame, sessions
+    from evalkit.spans.lambda_runner import check_evaluator_count
 
     started = time.perf_counter()
+    check_evaluator_count(len(args.evaluator))
     evaluators = []
     for spec in args.evaluator:
         name, _, level = spec.partition(":")

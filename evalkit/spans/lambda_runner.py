@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("evalkit.spans")
 
+#: AgentCore's limit on evaluators per Evaluate call and per online evaluation configuration.
+MAX_EVALUATORS = 10
+
 
 def evaluate_spans(
     spans: pd.DataFrame | str | os.PathLike,
@@ -136,6 +139,16 @@ def _resolve(evaluators: Iterable[SpanEvaluator | str], custom_dir) -> list[Span
     if not resolved:
         raise EvalkitError("no span evaluator given")
     return resolved
+
+
+def check_evaluator_count(count: int) -> None:
+    """AgentCore takes at most 10 evaluators per Evaluate call or online configuration; so do ``spans eval``
+    and ``spans serve``. The Python API (``evaluate_spans``) has no limit: a notebook may compare more."""
+    if count > MAX_EVALUATORS:
+        raise EvalkitError(
+            f"{count} span evaluators given: AgentCore takes at most {MAX_EVALUATORS} per evaluation "
+            "(Evaluate call or online configuration); split them over several runs"
+        )
 
 
 def _evaluate_one(

@@ -40,15 +40,13 @@ from evalkit.errors import EvalkitError
 from evalkit.spans.exports import NAMESPACE, PassRateAlarm, export_results
 from evalkit.spans.intake import MAX_BODY, IntakeHandler, ingest_request
 from evalkit.spans.invocation import DEFAULT_TIMEOUT
+from evalkit.spans.lambda_runner import MAX_EVALUATORS
 from evalkit.spans.session_evaluation import evaluate_session, load_evaluator
 from evalkit.spans.session_tracking import Filter, parse_duration
 from evalkit.spans.span_evaluator import SpanEvaluator
 from evalkit.spans.store import Store
 
 log = logging.getLogger("evalkit.spans.online")
-
-#: AgentCore's limit on evaluators per online evaluation configuration.
-MAX_EVALUATORS = 10
 
 
 class OnlineEvaluation:
