@@ -6,28 +6,19 @@ import json
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 from evalkit import spans
 from evalkit.spans.builtin_judges import BUILTINS
 from evalkit.spans.judge_runner import SpanJudges
 from evalkit.testing import Reply
+from tests.spans.conftest import KEY
 from tests.spans.test_spans import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "data" / "agentcore_spans.jsonl"
 CUSTOM = REPO / "custom-evaluators"
-KEY = "sk-secret-judge-key-123"
+
 #: data/agentcore_spans.jsonl: 4 sessions, 6 traces, 6 tool-call spans.
 SESSIONS, TRACES, TOOL_CALLS = 4, 6, 6
-
-
-@pytest.fixture
-def judge_env(model_server, monkeypatch):
-    monkeypatch.setenv("OPENAI_BASE_URL", model_server.openai_base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    monkeypatch.setenv("OPENAI_MODEL", "judge")
-    return model_server
 
 
 def results_of(out: Path) -> list[dict]:
