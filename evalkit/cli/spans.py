@@ -140,14 +140,18 @@ def main(args) -> int:
     if len(problems) > SHOWN_PROBLEMS:
         print(f"Warning: ... and {len(problems) - SHOWN_PROBLEMS} more problem(s)", file=sys.stderr)
     table = sessions(df)
-    results = evaluate_spans(
-        df,
-        evaluators,
-        session=args.session,
-        timeout=args.timeout,
-        reference_inputs=references,
-        judges=judges,
-    )
+    try:
+        results = evaluate_spans(
+            df,
+            evaluators,
+            session=args.session,
+            timeout=args.timeout,
+            reference_inputs=references,
+            judges=judges,
+        )
+    finally:
+        if judges is not None:
+            judges.close()
     out = Path(args.out)
     try:
         json_path, csv_path = _write(results, results_frame(results), out)

@@ -62,6 +62,12 @@ class SpanJudges:
                 self._client = judge_client(self.model_config, timeout=self.pool.timeout)
         return self._client
 
+    def close(self) -> None:
+        """Close the judge cache's database (the pool and the client need no closing)."""
+        cache = self.pool.cache
+        if cache is not None:
+            cache.close()
+
     def model_identity(self) -> dict:
         """The model part of a cache key: where and what, never the key."""
         return {k: v for k, v in self.model_config.items() if "key" not in k.lower()}

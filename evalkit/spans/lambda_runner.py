@@ -87,14 +87,20 @@ def evaluate_spans(
 
     resolved = _resolve(evaluators, custom_dir)
     llm_names = needs_judges(resolved)
-    if llm_names and judges is None:
+    own_judges = bool(llm_names) and judges is None
+    if own_judges:
         judges = SpanJudges(what=f"Span evaluator {llm_names[0]}")
-    if not isinstance(spans, pd.DataFrame):
-        spans = load(spans)
-    if not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0):
-        raise EvalkitError(f"timeout must be a positive number of seconds, not {timeout!r}")
-    groups = session_groups(spans, session)
-    references = reference_groups(reference_inputs)
+    try:
+        if not isinstance(spans, pd.DataFrame):
+            spans = load(spans)
+        if not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0):
+            raise EvalkitError(f"timeout must be a positive number of seconds, not {timeout!r}")
+        groups = session_groups(spans, session)
+        references = reference_groups(reference_inputs)
+    except BaseException:
+        if own_judges:
+            judges.close()
+        raise
     caller = Caller()
     results: list[dict] = []
     # Every payload is parsed afresh: with the span frame on the heap, the cyclic collector's full scans of it
@@ -132,6 +138,8 @@ def evaluate_spans(
             )
     finally:
         caller.close()
+        if own_judges:
+            judges.close()
         if freeze:
             gc.unfreeze()
     return results
