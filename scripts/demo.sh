@@ -8,3 +8,7 @@ bash scripts/setup.sh
 echo
 # 2. The bundled demo agent, asked live (offline, deterministic): answers, citations, retrieval and spans.
 .venv/bin/evalkit run data/agent_demo.json --agent data/demo_agent/agent.py:answer --out results/agent-demo "$@"
+echo
+# 3. Recorded OpenTelemetry spans: AgentCore built-in LLM judges next to a code-based evaluator, the judge being
+#    evalkit's local model server (offline, deterministic).
+.venv/bin/python scripts/demo_span_judges.py results/agentcore-spans

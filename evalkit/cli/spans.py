@@ -49,8 +49,8 @@ def register(subparsers) -> None:
         metavar="NAME[:LEVEL]",
         action="append",
         required=True,
-        help="span evaluator custom-evaluators/NAME/NAME.py; LEVEL (TRACE, TOOL_CALL, SESSION) overrides its "
-        "EVALUATION_LEVEL; repeat for several",
+        help="span evaluator: Builtin.<Name> (an AgentCore built-in LLM judge) or custom-evaluators/NAME/NAME.py; LEVEL (TRACE, TOOL_CALL, SESSION) overrides its "
+        "EVALUATION_LEVEL; repeat for several (at most 10, as AgentCore allows)",
     )
     ev.add_argument(
         "--session", metavar="ID", action="append", help="evaluate only this session (repeatable)"
@@ -78,6 +78,17 @@ def register(subparsers) -> None:
         default=300.0,
         help="per evaluator call, as the Lambda time limit (default 300)",
     )
+    ev.add_argument(
+        "--concurrency", metavar="N", type=int, default=8, help="LLM judge calls in flight (default 8)"
+    )
+    ev.add_argument(
+        "--judge-timeout",
+        metavar="SECONDS",
+        type=_seconds,
+        default=120.0,
+        help="per LLM judge call (default 120)",
+    )
+    ev.add_argument("--no-cache", action="store_true", help="do not read or write the judge cache")
     ev.set_defaults(func=main)
     register_serve(commands)
     _register_package(commands)
@@ -104,13 +115,23 @@ def _seconds(text: str) -> float:
 
 
 def main(args) -> int:
-    from evalkit.spans import evaluate_spans, load, load_span_evaluator, passing, results_frame, sessions
+    from evalkit.spans import evaluate_spans, load, passing, results_frame, sessions
+    from evalkit.spans.evaluator_specs import resolve_span_evaluator
+    from evalkit.spans.judge_runner import SpanJudges, needs_judges
+    from evalkit.spans.lambda_runner import check_evaluator_count
 
     started = time.perf_counter()
-    evaluators = []
-    for spec in args.evaluator:
-        name, _, level = spec.partition(":")
-        evaluators.append(load_span_evaluator(name, args.custom_dir, level=level or None))
+    check_evaluator_count(len(args.evaluator))
+    evaluators = [resolve_span_evaluator(spec, args.custom_dir) for spec in args.evaluator]
+    llm = needs_judges(evaluators)
+    judges = None
+    if llm:  # no judge model configured: exit 3 before the spans are read
+        judges = SpanJudges(
+            concurrency=args.concurrency,
+            timeout=args.judge_timeout,
+            cache=not args.no_cache,
+            what=f"Span evaluator {llm[0]}",
+        )
     references = _read_references(args.reference_inputs) if args.reference_inputs else None
     df = load(args.spans, warn=False)
     problems = df.attrs.get("problems", [])
@@ -119,9 +140,18 @@ def main(args) -> int:
     if len(problems) > SHOWN_PROBLEMS:
         print(f"Warning: ... and {len(problems) - SHOWN_PROBLEMS} more problem(s)", file=sys.stderr)
     table = sessions(df)
-    results = evaluate_spans(
-        df, evaluators, session=args.session, timeout=args.timeout, reference_inputs=references
-    )
+    try:
+        results = evaluate_spans(
+            df,
+            evaluators,
+            session=args.session,
+            timeout=args.timeout,
+            reference_inputs=references,
+            judges=judges,
+        )
+    finally:
+        if judges is not None:
+            judges.close()
     out = Path(args.out)
     try:
         json_path, csv_path = _write(results, results_frame(results), out)
@@ -133,6 +163,12 @@ def main(args) -> int:
         f"in {time.perf_counter() - started:.2f} s"
     )
     _print_summary(evaluators, results)
+    if judges is not None:
+        pool = judges.pool
+        print(
+            f"Judge: {pool.calls_made} model call(s), {pool.cache_hits} cached; tokens "
+            f"{judges.tokens['prompt']} prompt + {judges.tokens['completion']} completion"
+        )
     passed, total = passing(results, PASS_VALUE)
     rate = passed / total if total else 0.0
     print(f"Pass rate {rate:.1%} ({passed} of {total} results with value >= {PASS_VALUE:g} and no error)")

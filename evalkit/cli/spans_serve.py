@@ -50,7 +50,7 @@ def register(commands) -> None:
         metavar="NAME[:LEVEL]",
         action="append",
         default=[],
-        help="span evaluator custom-evaluators/NAME/NAME.py (repeat, up to 10)",
+        help="span evaluator: Builtin.<Name> (AgentCore built-in LLM judge) or custom-evaluators/NAME/NAME.py (repeat, up to 10)",
     )
     sv.add_argument(
         "--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)"

@@ -230,6 +230,12 @@ def load_custom(name: str, folder: Path, where: str = ""):
     if not home.is_dir():
         raise EvaluatorConfigError(_unknown_message(name, folder, where))
     module_path = home / f"{name}.py"
+    if not module_path.is_file() and (home / f"{name}.json").is_file():
+        # An LLM-as-judge span evaluator (AgentCore's CreateEvaluator configuration as a file).
+        from evalkit.spans.custom_llm_judges import load_llm_judge
+
+        log.debug("custom evaluator %r: %s (LLM-as-judge span evaluator)", name, home / f"{name}.json")
+        return SpanDocumentEvaluator(load_llm_judge(name, home / f"{name}.json"))
     if not module_path.is_file():
         raise EvaluatorConfigError(
             f"Custom evaluator '{name}' is missing required file '{name}.py' (looked for {module_path}). "

@@ -6,6 +6,12 @@ evaluator. Named in a document, it runs on the spans the agent emitted while ans
 score is the lowest ``value`` of those calls, and it passes when that meets the threshold (default 1.0);
 the reason lists each call's label and explanation. A call that errors, or returns a label without a value,
 makes the row's result an error.
+
+An LLM-as-judge span evaluator (``custom-evaluators/<name>/<name>.json``) is named the same way: it is an LLM
+evaluator of the run (the engine gives it the judge model and the run's judge pool, so no judge model
+configured stops the run with exit code 3 before any work), judged through the judge cache, its tokens counted
+with the run's; its values are the rating scale's 0-1 values, so the default threshold 1.0 asks for the top
+rating.
 """
 
 from __future__ import annotations
@@ -25,11 +31,28 @@ class SpanDocumentEvaluator:
 
     has_threshold = True
     requires: tuple[str, ...] = ()
-    is_llm = False
 
     def __init__(self, evaluator):
         self.evaluator = evaluator
         self.name = self.key = self.score_field = evaluator.name
+        # LLM-as-judge span evaluators take part in the run's judge set-up (model, pool, tokens, provenance).
+        self.is_llm = bool(getattr(evaluator, "is_llm", False))
+        self.identity = getattr(evaluator, "identity", "")
+        self.model_config: dict | None = None
+        self.pool = None
+        self.sample = 0
+        self.on_row_done = None
+        self.tokens = {"prompt": 0, "completion": 0}
+
+    def model_parameters(self) -> dict:
+        return dict(getattr(self.evaluator, "parameters", {}))
+
+    def _judges(self):
+        if not self.is_llm:
+            return None
+        from evalkit.spans.judge_runner import SpanJudges
+
+        return SpanJudges(self.model_config, pool=self.pool)
 
     def score(self, rows, configs: list[dict]):
         from evalkit.spans import evaluate_spans
@@ -40,18 +63,26 @@ class SpanDocumentEvaluator:
         thresholds = np.array([float(c.get("threshold", 1.0)) for c in configs])
         reasons, errors, codes = [None] * n, [None] * n, [None] * n
         spans_column = rows["spans"].tolist() if "spans" in rows else [[]] * n
+        judges = self._judges()
         for i, (spans, config) in enumerate(zip(spans_column, configs)):
-            if not spans:
-                errors[i], codes[i] = NO_SPANS, "evaluatorConfigurationError"
-                continue
-            level = (config.get("options") or {}).get("level")
             try:
-                evaluator = self.evaluator.with_level(level) if level else self.evaluator
-                results = evaluate_spans(from_documents(spans), [evaluator])
-            except Exception as exc:  # noqa: BLE001 - a bad level or broken spans: this row's error
-                errors[i], codes[i] = f"{type(exc).__name__}: {exc}", "evaluatorError"
-                continue
-            scores[i], reasons[i], errors[i], codes[i] = _combine(results, evaluator.level)
+                if not spans:
+                    errors[i], codes[i] = NO_SPANS, "evaluatorConfigurationError"
+                    continue
+                level = (config.get("options") or {}).get("level")
+                try:
+                    evaluator = self.evaluator.with_level(level) if level else self.evaluator
+                    results = evaluate_spans(from_documents(spans), [evaluator], judges=judges)
+                except Exception as exc:  # noqa: BLE001 - a bad level or broken spans: this row's error
+                    errors[i], codes[i] = f"{type(exc).__name__}: {exc}", "evaluatorError"
+                    continue
+                scores[i], reasons[i], errors[i], codes[i] = _combine(results, evaluator.level)
+            finally:
+                if self.on_row_done is not None:
+                    self.on_row_done()
+        if judges is not None:
+            for key in ("prompt", "completion"):
+                self.tokens[key] += judges.tokens[key]
         return verdict_frame(rows.index, scores, thresholds, reasons, errors, codes)
 
 

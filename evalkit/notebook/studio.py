@@ -15,10 +15,17 @@ an edit-run-compare loop; the studio keeps that loop in one object, built in lay
 * the widget (``evalkit.notebook.studio_view.StudioView``): ``widget()`` is a view over this model
   (ipywidgets, imported on first use); every action it offers is a method here, so the studio can be
   scripted and tested without a frontend.
+
+An LLM-as-judge span evaluator (``custom-evaluators/<name>/<name>.json``, or a ``Builtin.<Name>`` to start
+from) opens as a ``evalkit.notebook.span_judge_studio.SpanJudgeStudio`` instead: ``JudgeStudio(name,
+spans="spans.jsonl")`` edits its instructions and rating scale and runs it over the span file.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from evalkit.errors import EvalkitError
 from evalkit.notebook.judge_runner import JudgeRunner, JudgeVersion
 from evalkit.notebook.studio_view import StudioView
 
@@ -42,6 +49,29 @@ class JudgeStudio(JudgeRunner):
     """
 
     _view: StudioView | None = None  # built by the first widget()
+
+    def __new__(cls, name: str = "", *args, spans=None, **kwargs):
+        """A ``SpanJudgeStudio`` for an LLM-as-judge span evaluator: given ``spans=`` (a span file or frame),
+        or named ``Builtin.<Name>``, or when ``custom_dir/<name>/<name>.json`` exists."""
+        custom_dir = Path(kwargs.get("custom_dir", args[0] if args else "custom-evaluators"))
+        is_span_judge = (
+            spans is not None
+            or str(name).startswith("Builtin.")
+            or (custom_dir / str(name) / f"{name}.json").is_file()
+        )
+        if not is_span_judge:
+            return super().__new__(cls)
+        from evalkit.notebook.span_judge_studio import SpanJudgeStudio
+
+        if spans is None:
+            raise EvalkitError(
+                f"'{name}' is an LLM-as-judge span evaluator: open it with the spans to try it on, "
+                f"JudgeStudio({name!r}, spans='spans.jsonl')"
+            )
+        options = {k: v for k, v in kwargs.items() if k in ("model_config", "concurrency", "cache")}
+        if len(args) > 2:  # JudgeStudio(name, custom_dir, df, model_config)
+            options["model_config"] = args[2]
+        return SpanJudgeStudio(name, spans, custom_dir=custom_dir, **options)
 
     def __repr__(self) -> str:
         state = "new" if self.is_new else ("unsaved changes" if self.dirty else "saved")

@@ -17,6 +17,12 @@ Modules, as the data flows:
   payload per session, trace or tool call, 6 MB truncation), ``invocation`` (the call, its timeout and the
   response contract), ``results`` (result entries, ``results_frame``, ``passing``), ``lambda_runner``
   (``evaluate_spans``, which puts them together).
+- LLM-as-judge span evaluators (AgentCore's ``Builtin.<Name>`` and custom ``<name>.json``): ``message_forms``
+  (prompts, answers, tool calls and tool definitions in every span form) and ``conversation`` (turns and the
+  placeholders ``context``, ``assistant_turn``, ``tool_turn``, ``available_tools``); ``builtin_judges`` (the
+  thirteen built-ins as data), ``llm_evaluator`` (``LLMSpanEvaluator``: checking a configuration, the prompt,
+  reading the answer), ``judge_runner`` (``SpanJudges``: model, pool, cache; ``evaluate_llm``) and
+  ``evaluator_specs`` (a name on the command line to an evaluator of the right kind).
 - online evaluation (``evalkit spans serve``): ``online`` (``serve``: the server and its loop) with
   ``intake`` (HTTP ``POST /v1/traces``), ``store`` (SQLite), ``session_tracking`` (timeouts, sampling,
   filters), ``session_evaluation`` and ``exports`` (results.jsonl, metrics.jsonl, alarms); ``online_views``
@@ -30,7 +36,9 @@ May import: ``evalkit.judges``, ``evalkit.documents``, ``evalkit.errors``.
 from __future__ import annotations
 
 from evalkit.spans.invocation import DEFAULT_TIMEOUT, read_response
+from evalkit.spans.judge_runner import SpanJudges
 from evalkit.spans.lambda_runner import evaluate_spans
+from evalkit.spans.llm_evaluator import LLMSpanEvaluator
 from evalkit.spans.loading import load
 from evalkit.spans.online import serve
 from evalkit.spans.online_views import online_frame, pass_rate_over_time
@@ -43,8 +51,10 @@ __all__ = [
     "COLUMNS",
     "DEFAULT_TIMEOUT",
     "LEVELS",
+    "LLMSpanEvaluator",
     "PAYLOAD_LIMIT",
     "SpanEvaluator",
+    "SpanJudges",
     "evaluate_spans",
     "load",
     "load_span_evaluator",

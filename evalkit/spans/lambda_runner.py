@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from evalkit.errors import EvalkitError
+from evalkit.spans.evaluator_specs import resolve_span_evaluator
 from evalkit.spans.invocation import (
     DEFAULT_TIMEOUT,
     Caller,
@@ -34,6 +35,8 @@ from evalkit.spans.invocation import (
     TimedOut,
     read_response,
 )
+from evalkit.spans.judge_runner import SpanJudges, evaluate_llm, needs_judges
+from evalkit.spans.llm_evaluator import LLMSpanEvaluator
 from evalkit.spans.loading import load
 from evalkit.spans.payload import (
     PAYLOAD_LIMIT,
@@ -45,22 +48,26 @@ from evalkit.spans.payload import (
     session_groups,
 )
 from evalkit.spans.results import EXCEPTION, INVALID, TIMEOUT, TOO_LARGE, result_entry
-from evalkit.spans.span_evaluator import SpanEvaluator, load_span_evaluator, source_line
+from evalkit.spans.span_evaluator import SpanEvaluator, source_line
 
 if TYPE_CHECKING:
     import pandas as pd
 
 log = logging.getLogger("evalkit.spans")
 
+#: AgentCore's limit on evaluators per Evaluate call and per online evaluation configuration.
+MAX_EVALUATORS = 10
+
 
 def evaluate_spans(
     spans: pd.DataFrame | str | os.PathLike,
-    evaluators: Iterable[SpanEvaluator | str],
+    evaluators: Iterable[SpanEvaluator | LLMSpanEvaluator | str],
     *,
     session: str | Iterable[str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     reference_inputs: list[dict] | None = None,
     custom_dir: str | os.PathLike | None = None,
+    judges: SpanJudges | None = None,
 ) -> list[dict]:
     """Call each evaluator's ``lambda_handler`` with the AgentCore payload, per session, trace or tool call.
 
@@ -71,16 +78,29 @@ def evaluate_spans(
     payload carries those of its session. Returns one result entry per call, evaluator by evaluator, shaped
     like the entries of the Evaluate API's ``evaluationResults``; a failed call is an error entry and never
     stops the run.
+
+    LLM-as-judge evaluators (``Builtin.<Name>``, ``LLMSpanEvaluator``) are judged through ``judges`` (a
+    ``SpanJudges``: model, pool, cache); without it one is made from the environment, and no judge model
+    configured is an ``EnvironmentConfigError`` before any work.
     """
     import pandas as pd
 
-    if not isinstance(spans, pd.DataFrame):
-        spans = load(spans)
     resolved = _resolve(evaluators, custom_dir)
-    if not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0):
-        raise EvalkitError(f"timeout must be a positive number of seconds, not {timeout!r}")
-    groups = session_groups(spans, session)
-    references = reference_groups(reference_inputs)
+    llm_names = needs_judges(resolved)
+    own_judges = bool(llm_names) and judges is None
+    if own_judges:
+        judges = SpanJudges(what=f"Span evaluator {llm_names[0]}")
+    try:
+        if not isinstance(spans, pd.DataFrame):
+            spans = load(spans)
+        if not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0):
+            raise EvalkitError(f"timeout must be a positive number of seconds, not {timeout!r}")
+        groups = session_groups(spans, session)
+        references = reference_groups(reference_inputs)
+    except BaseException:
+        if own_judges:
+            judges.close()
+        raise
     caller = Caller()
     results: list[dict] = []
     # Every payload is parsed afresh: with the span frame on the heap, the cyclic collector's full scans of it
@@ -93,6 +113,15 @@ def evaluate_spans(
         for evaluator in resolved:
             started = time.perf_counter()
             before = len(results)
+            if isinstance(evaluator, LLMSpanEvaluator):
+                results.extend(evaluate_llm(evaluator, groups, judges))
+                log.debug(
+                    "%s: %d judgments in %.3f s",
+                    evaluator.name,
+                    len(results) - before,
+                    time.perf_counter() - started,
+                )
+                continue
             head = payload_head(evaluator)
             for group in groups:
                 refs = references.get(group.id, "[]")
@@ -109,24 +138,25 @@ def evaluate_spans(
             )
     finally:
         caller.close()
+        if own_judges:
+            judges.close()
         if freeze:
             gc.unfreeze()
     return results
 
 
-def _resolve(evaluators: Iterable[SpanEvaluator | str], custom_dir) -> list[SpanEvaluator]:
-    if isinstance(evaluators, (str, SpanEvaluator)):
+def _resolve(evaluators, custom_dir) -> list[SpanEvaluator | LLMSpanEvaluator]:
+    if isinstance(evaluators, (str, SpanEvaluator, LLMSpanEvaluator)):
         evaluators = [evaluators]
     resolved = []
     seen: set[tuple[str, str]] = set()
     for item in evaluators:
         if isinstance(item, str):
-            name, _, level = item.partition(":")
-            item = load_span_evaluator(name, custom_dir, level=level or None)
-        elif not isinstance(item, SpanEvaluator):
+            item = resolve_span_evaluator(item, custom_dir)
+        elif not isinstance(item, (SpanEvaluator, LLMSpanEvaluator)):
             raise EvalkitError(
-                f"evaluators must be SpanEvaluator objects or names, not {type(item).__name__} "
-                "(wrap a handler as SpanEvaluator(name, lambda_handler, level=...))"
+                f"evaluators must be SpanEvaluator or LLMSpanEvaluator objects or names, not "
+                f"{type(item).__name__} (wrap a handler as SpanEvaluator(name, lambda_handler, level=...))"
             )
         key = (item.name, item.level)
         if key in seen:
@@ -136,6 +166,16 @@ def _resolve(evaluators: Iterable[SpanEvaluator | str], custom_dir) -> list[Span
     if not resolved:
         raise EvalkitError("no span evaluator given")
     return resolved
+
+
+def check_evaluator_count(count: int) -> None:
+    """AgentCore takes at most 10 evaluators per Evaluate call or online configuration; so do ``spans eval``
+    and ``spans serve``. The Python API (``evaluate_spans``) has no limit: a notebook may compare more."""
+    if count > MAX_EVALUATORS:
+        raise EvalkitError(
+            f"{count} span evaluators given: AgentCore takes at most {MAX_EVALUATORS} per evaluation "
+            "(Evaluate call or online configuration); split them over several runs"
+        )
 
 
 def _evaluate_one(

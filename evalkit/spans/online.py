@@ -18,8 +18,10 @@ This is the local counterpart of AgentCore Evaluations' online mode, with the sa
 * **Sessions** (``session_tracking``). A session is complete after ``session_timeout`` seconds without a new
   span; sampling is decided by a hash of the session id, so a restart decides the same way; ``filters``
   select the sessions to evaluate.
-* **Evaluation** (``session_evaluation``). Up to 10 evaluators (as AgentCore allows) run on each sampled
-  complete session; the results and the ``evaluated`` mark are committed together.
+* **Evaluation** (``session_evaluation``). Up to 10 evaluators (as AgentCore allows; code-based and
+  LLM-as-judge ones such as ``Builtin.Helpfulness``, judged through one ``SpanJudges``: the model from the
+  environment, the judge pool and cache) run on each sampled complete session, once; the results and the
+  ``evaluated`` mark are committed together.
 * **Outputs** (``exports``). ``DIR/results.jsonl`` (OTel ``gen_ai.evaluation.result`` events) and
   ``DIR/metrics.jsonl`` (CloudWatch EMF), resumed after a crash; with ``alarm_threshold``, an alarm when an
   evaluator's pass rate over ``alarm_window`` drops below it.
@@ -40,15 +42,15 @@ from evalkit.errors import EvalkitError
 from evalkit.spans.exports import NAMESPACE, PassRateAlarm, export_results
 from evalkit.spans.intake import MAX_BODY, IntakeHandler, ingest_request
 from evalkit.spans.invocation import DEFAULT_TIMEOUT
+from evalkit.spans.judge_runner import SpanJudges, needs_judges
+from evalkit.spans.lambda_runner import MAX_EVALUATORS
+from evalkit.spans.llm_evaluator import LLMSpanEvaluator
 from evalkit.spans.session_evaluation import evaluate_session, load_evaluator
 from evalkit.spans.session_tracking import Filter, parse_duration
 from evalkit.spans.span_evaluator import SpanEvaluator
 from evalkit.spans.store import Store
 
 log = logging.getLogger("evalkit.spans.online")
-
-#: AgentCore's limit on evaluators per online evaluation configuration.
-MAX_EVALUATORS = 10
 
 
 class OnlineEvaluation:
@@ -61,7 +63,7 @@ class OnlineEvaluation:
         self,
         store: str | os.PathLike,
         *,
-        evaluators: list[SpanEvaluator | str] = (),
+        evaluators: list[SpanEvaluator | LLMSpanEvaluator | str] = (),
         custom_dir: str | os.PathLike | None = None,
         host: str = "127.0.0.1",
         port: int = 4318,
@@ -76,6 +78,7 @@ class OnlineEvaluation:
         poll_interval: float = 1.0,
         max_body: int = MAX_BODY,
         evaluator_timeout: float = DEFAULT_TIMEOUT,
+        judges: SpanJudges | None = None,
     ):
         evaluators = list(evaluators)
         if len(evaluators) > MAX_EVALUATORS:
@@ -87,11 +90,16 @@ class OnlineEvaluation:
         if alarm_threshold is not None and not 0 <= alarm_threshold <= 1:
             raise EvalkitError(f"alarm threshold {alarm_threshold!r} is not a rate between 0 and 1")
         self.evaluators = [
-            e if isinstance(e, SpanEvaluator) else load_evaluator(e, custom_dir) for e in evaluators
+            e if isinstance(e, (SpanEvaluator, LLMSpanEvaluator)) else load_evaluator(e, custom_dir)
+            for e in evaluators
         ]
         names = [e.name for e in self.evaluators]
         if len(set(names)) != len(names):
             raise EvalkitError(f"an evaluator is named twice: {', '.join(names)}")
+        llm = needs_judges(self.evaluators)
+        if llm and judges is None:  # no judge model configured: an error before the receiver binds
+            judges = SpanJudges(what=f"Span evaluator {llm[0]}")
+        self.judges = judges
         self.folder = Path(store)
         self.host, self.requested_port = host, port
         self.session_timeout = parse_duration(session_timeout)
@@ -192,7 +200,13 @@ class OnlineEvaluation:
                 if self._stop.is_set():
                     break
                 finished += evaluate_session(
-                    store, session_id, is_sampled, self.evaluators, self.filters, self.evaluator_timeout
+                    store,
+                    session_id,
+                    is_sampled,
+                    self.evaluators,
+                    self.filters,
+                    self.evaluator_timeout,
+                    self.judges,
                 )
             export_results(self.folder, store, self.namespace)
         if finished:

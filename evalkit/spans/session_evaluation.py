@@ -1,6 +1,7 @@
 """Evaluating one complete session of the online receiver and storing its results.
 
-A sampled session whose spans satisfy the filters is scored by the Lambda-style evaluators with
+A sampled session whose spans satisfy the filters is scored by the span evaluators (Lambda-style code-based
+ones and LLM-as-judge ones such as ``Builtin.Helpfulness``, through the receiver's ``SpanJudges``) with
 ``evaluate_spans``, exactly as ``evalkit spans eval`` would score it offline; its results (each marked
 ``passed`` and tagged with the session's ``service.name``) and the ``evaluated`` state are committed together,
 so a crash never evaluates a session twice and never loses one. Other sessions are marked ``skipped``.
@@ -13,12 +14,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from evalkit.spans.evaluator_specs import resolve_span_evaluator
 from evalkit.spans.lambda_runner import evaluate_spans
 from evalkit.spans.loading import from_documents
 from evalkit.spans.session_tracking import Filter, session_matches
-from evalkit.spans.span_evaluator import SpanEvaluator, load_span_evaluator
 
 if TYPE_CHECKING:
+    from evalkit.spans.judge_runner import SpanJudges
+    from evalkit.spans.llm_evaluator import LLMSpanEvaluator
+    from evalkit.spans.span_evaluator import SpanEvaluator
     from evalkit.spans.store import Store
 
 PASS_VALUE = 1.0
@@ -39,9 +43,10 @@ def evaluate_session(
     store: Store,
     session_id: str,
     is_sampled: bool,
-    evaluators: list[SpanEvaluator],
+    evaluators: list[SpanEvaluator | LLMSpanEvaluator],
     filters: list[Filter],
     timeout: float,
+    judges: SpanJudges | None = None,
 ) -> bool:
     """Evaluate (or skip) one complete session and commit the outcome; whether the session was finished."""
     if not is_sampled or not evaluators:
@@ -51,7 +56,7 @@ def evaluate_session(
         return store.finish(session_id, "skipped", [])
     frame = from_documents(docs, f"session {session_id}")
     frame.loc[frame["session_id"].isna(), "session_id"] = session_id
-    results = evaluate_spans(frame, evaluators, session=session_id, timeout=timeout)
+    results = evaluate_spans(frame, evaluators, session=session_id, timeout=timeout, judges=judges)
     service = _service_name(docs)
     for entry in results:
         entry["passed"] = passed(entry)
@@ -59,10 +64,9 @@ def evaluate_session(
     return store.finish(session_id, "evaluated", results)
 
 
-def load_evaluator(spec: str, custom_dir) -> SpanEvaluator:
-    """The span evaluator of a ``NAME`` or ``NAME:LEVEL`` spec, from ``custom_dir``."""
-    name, _, level = spec.partition(":")
-    return load_span_evaluator(name, custom_dir, level=level or None)
+def load_evaluator(spec: str, custom_dir) -> SpanEvaluator | LLMSpanEvaluator:
+    """The span evaluator of a ``NAME`` or ``NAME:LEVEL`` spec (``Builtin.<Name>`` too), from ``custom_dir``."""
+    return resolve_span_evaluator(spec, custom_dir)
 
 
 def _service_name(docs: list[dict]) -> str:

@@ -117,6 +117,16 @@ def session_id_of(attrs: dict, resource: dict) -> str | None:
     return value if isinstance(value, str) else str(value)
 
 
+def is_tool_span(name: str, attrs: dict) -> bool:
+    """Whether a span (by its name and attributes) records a tool call; see ``_is_tool``."""
+    return _is_tool(name, attrs)
+
+
+def tool_name_of(name: str, attrs: dict) -> str:
+    """The tool a tool span called (first of ``TOOL_NAME_KEYS``, else the span name after ``execute_tool``)."""
+    return _tool_name(name, attrs)
+
+
 def _is_tool(name: str, attrs: dict) -> bool:
     """A tool-call span: ``execute_tool ...`` by name, or a ``gen_ai.tool.name``, or Traceloop's tool kind."""
     return (

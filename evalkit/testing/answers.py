@@ -19,7 +19,7 @@ from typing import Any
 
 from evalkit.testing.protocol import message_text
 
-__all__ = ["Reply", "extract_fields", "heuristic_judge", "judge_score"]
+__all__ = ["Reply", "extract_fields", "heuristic_judge", "judge_score", "rating_scale_answer"]
 
 
 @dataclass
@@ -235,6 +235,45 @@ def _wanted_format(instructions: str, body: Mapping[str, Any]) -> str:
     return "text"
 
 
+_SCALE_LINE = re.compile(r'^- "(?P<label>[^"]+)"')
+_SECTION = re.compile(r"^#{1,6}\s+(?P<name>.+?)\s*$")
+
+
+def rating_scale_answer(system: str, user: str) -> str | None:
+    """The answer to an AgentCore-style LLM-as-judge span prompt (evalkit's ``LLMSpanEvaluator``), else None.
+
+    Such a prompt lists its ``# Rating scale`` in the system message as ``- "Label": definition`` lines,
+    worst first, and asks for ``{"explanation", "label"}``. The user message's ``# Conversation`` section
+    gives the query (its last ``User:`` line); the response is the ``# Assistant response`` or ``# Tool call``
+    section, else the conversation's ``Assistant:`` lines (a session). The 1-5 ``judge_score`` of the two
+    picks the label at the same relative place on the scale: 1 the worst, 5 the best.
+    """
+    if "# Rating scale" not in system or '"label"' not in system:
+        return None
+    labels = [m.group("label") for m in map(_SCALE_LINE.match, system.splitlines()) if m]
+    if not labels:
+        return None
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in user.splitlines():
+        heading = _SECTION.match(line)
+        if heading:
+            current = _norm_label(heading.group("name"))
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line)
+    conversation = sections.get("conversation", [])
+    users = [line[len("User:") :].strip() for line in conversation if line.startswith("User:")]
+    answers = [line[len("Assistant:") :].strip() for line in conversation if line.startswith("Assistant:")]
+    response = "\n".join(sections.get("assistant response") or sections.get("tool call") or answers).strip()
+    fields = {"query": users[-1] if users else "\n".join(conversation), "response": response}
+    if not sections:
+        fields = extract_fields(user)
+    score, reason = judge_score(fields)
+    index = math.floor((score - 1) / 4 * (len(labels) - 1) + 0.5)
+    return json.dumps({"explanation": reason, "label": labels[index]})
+
+
 def heuristic_judge(request: Mapping[str, Any]) -> str:
     """Deterministic model answer for a chat-completions request (a ``server.requests`` record or a body).
 
@@ -249,6 +288,9 @@ def heuristic_judge(request: Mapping[str, Any]) -> str:
       * else with a context (Groundedness): share of response words found in the context;
       * else (Relevance, Coherence, ToolCallAccuracy, custom judges): share of query words in the response;
       * score = 1 + floor(4 * overlap + 0.5).
+
+    AgentCore-style rating-scale prompts (``# Rating scale`` in the system message) are answered by
+    ``rating_scale_answer``: ``{"explanation", "label"}`` with the label the score picks on the scale.
 
     Format, from the prompt (system + user text without the extracted field values) and ``response_format``:
       * asks for ``<S2>`` tags -> ``<S0>...</S0><S1>reason</S1><S2>N</S2>``;
@@ -267,6 +309,9 @@ def heuristic_judge(request: Mapping[str, Any]) -> str:
     )
     users = [message_text(m.get("content")) for m in messages if m.get("role") == "user"]
     last_user = users[-1] if users else ""
+    scaled = rating_scale_answer(system, last_user)
+    if scaled is not None:
+        return scaled
     fields = extract_fields(last_user) or extract_fields(
         "\n".join(message_text(m.get("content")) for m in messages)
     )

@@ -1,0 +1,42 @@
+"""From a name on the command line (or in a list) to a span evaluator of the right kind.
+
+* ``Builtin.<Name>`` (optionally ``:LEVEL``, which must be the built-in's level): one of AgentCore's
+  thirteen LLM-as-judge built-ins (``llm_evaluator.builtin_evaluator``);
+* ``<name>`` or ``<name>:LEVEL``: ``custom-evaluators/<name>/<name>.py``, a Lambda-style code-based evaluator
+  (``span_evaluator.load_span_evaluator``), or ``custom-evaluators/<name>/<name>.json``, an LLM-as-judge
+  configuration (``custom_llm_judges``; ``:LEVEL`` must then be its level). A folder with both is an error.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from evalkit.errors import EvaluatorConfigError
+from evalkit.spans.custom_llm_judges import load_llm_judge
+from evalkit.spans.llm_evaluator import LLMSpanEvaluator, builtin_evaluator
+from evalkit.spans.span_evaluator import SpanEvaluator, load_span_evaluator
+
+BUILTIN_PREFIX = "Builtin."
+
+
+def resolve_span_evaluator(
+    spec: str, custom_dir: str | os.PathLike | None = None
+) -> SpanEvaluator | LLMSpanEvaluator:
+    """The evaluator a ``NAME[:LEVEL]`` spec names (see the module docstring)."""
+    name, _, level = spec.partition(":")
+    if name.startswith(BUILTIN_PREFIX):
+        evaluator = builtin_evaluator(name)
+        return evaluator.with_level(level.upper()) if level else evaluator
+    root = Path(custom_dir) if custom_dir is not None else Path.cwd() / "custom-evaluators"
+    config = root / name / f"{name}.json"
+    if config.is_file():
+        code = config.with_suffix(".py")
+        if code.is_file():
+            raise EvaluatorConfigError(
+                f"span evaluator '{name}': {root / name} holds both {code.name} (code-based) and {config.name} "
+                "(LLM-as-judge); keep one"
+            )
+        evaluator = load_llm_judge(name, config)
+        return evaluator.with_level(level.upper()) if level else evaluator
+    return load_span_evaluator(name, custom_dir, level=level or None)

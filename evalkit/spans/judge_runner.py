@@ -1,0 +1,164 @@
+"""Running LLM-as-judge span evaluators through evalkit's judge machinery.
+
+``SpanJudges`` is the judge side of one run (or of one online receiver): the model configuration from the
+environment (none is an ``EnvironmentConfigError``, exit 3, raised before any work), one ``JudgePool``
+(adaptive concurrency, retries with backoff, per-call deadline), the judge cache and one shared client.
+``evaluate_llm`` judges every target of an evaluator (each session, trace or tool-call span): it builds the
+placeholder values from the spans (``conversation``), renders the prompt, sends all the calls through the
+pool at once and reads each answer into AgentCore's result fields (``label``, ``value``, ``explanation``,
+``tokenUsage``), or ``errorCode`` / ``errorMessage`` when the judge fails or answers off the scale.
+
+A TRACE target without an assistant answer in any known form, and a target whose placeholders are all empty,
+is an error entry (``emptyAgentResponse`` / ``nothingToJudge``) without a model call.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from evalkit.errors import EnvironmentConfigError
+from evalkit.judges.cache import JudgeCache, cache_key
+from evalkit.judges.models import MISSING_JUDGE_MESSAGE, describe, judge_client, judge_config
+from evalkit.judges.pool import Call, JudgeFailure, JudgePool
+from evalkit.spans.conversation import Conversation, conversation, placeholders
+from evalkit.spans.invocation import EXPLANATION_LIMIT
+from evalkit.spans.llm_evaluator import AnswerError, LLMSpanEvaluator
+from evalkit.spans.payload import SessionSpans
+from evalkit.spans.results import result_entry
+
+log = logging.getLogger("evalkit.spans")
+
+EMPTY_RESPONSE = "emptyAgentResponse"
+NOTHING_TO_JUDGE = "nothingToJudge"
+
+
+class SpanJudges:
+    """The judge model, pool, cache and client shared by a run's LLM span evaluators; tokens spent."""
+
+    def __init__(
+        self,
+        model_config: dict | None = None,
+        *,
+        pool: JudgePool | None = None,
+        concurrency: int = 8,
+        timeout: float = 120.0,
+        cache: bool = True,
+        what: str = "An LLM-as-judge span evaluator",
+    ):
+        config = model_config if model_config is not None else judge_config()
+        if config is None:
+            raise EnvironmentConfigError(MISSING_JUDGE_MESSAGE.format(what=what))
+        self.model_config = config
+        self.pool = pool or JudgePool(concurrency, timeout=timeout, cache=JudgeCache() if cache else None)
+        self.tokens = {"prompt": 0, "completion": 0}
+        self._client = None
+        self._lock = threading.Lock()
+        log.debug("span judges use %s", describe(config))
+
+    def client(self):
+        with self._lock:
+            if self._client is None:
+                self._client = judge_client(self.model_config, timeout=self.pool.timeout)
+        return self._client
+
+    def close(self) -> None:
+        """Close the judge cache's database (the pool and the client need no closing)."""
+        cache = self.pool.cache
+        if cache is not None:
+            cache.close()
+
+    def model_identity(self) -> dict:
+        """The model part of a cache key: where and what, never the key."""
+        return {k: v for k, v in self.model_config.items() if "key" not in k.lower()}
+
+
+def needs_judges(evaluators) -> list[str]:
+    """The names of the LLM-as-judge evaluators among ``evaluators``."""
+    return [e.name for e in evaluators if getattr(e, "is_llm", False)]
+
+
+def evaluate_llm(evaluator: LLMSpanEvaluator, groups: list[SessionSpans], judges: SpanJudges) -> list[dict]:
+    """One result entry per target of ``evaluator`` in ``groups``, in session then target order."""
+    entries: list[dict] = []
+    calls: list[Call] = []
+    positions: list[int] = []
+    model = judges.model_identity()
+    for group in groups:
+        conv: Conversation = conversation(group.id, group.docs)
+        for trace_id, span_id in group.targets(evaluator.level):
+            entry = result_entry(evaluator, group.id, trace_id, span_id)
+            entries.append(entry)
+            values = placeholders(conv, evaluator.level, trace_id, span_id)
+            problem = _nothing_to_judge(evaluator, values, trace_id)
+            if problem:
+                entry["errorCode"], entry["errorMessage"] = problem
+                continue
+            messages = evaluator.messages(values)
+            key = cache_key(
+                evaluator=evaluator.identity,
+                model=model,
+                inputs={"messages": messages, "parameters": evaluator.parameters},
+            )
+            calls.append(Call(run=_call(judges, evaluator, messages), key=key, identity=evaluator.identity))
+            positions.append(len(entries) - 1)
+
+    def done(index: int, outcome) -> None:
+        entry = entries[positions[index]]
+        if outcome.error is not None:
+            entry["errorCode"], entry["errorMessage"] = outcome.code or "evaluatorError", outcome.error
+            return
+        value = outcome.value or {}
+        try:
+            entry.update(evaluator.read_answer(value.get("content")))
+        except AnswerError as exc:
+            entry["errorCode"], entry["errorMessage"] = exc.code, str(exc)
+            return
+        entry["explanation"] = entry["explanation"][:EXPLANATION_LIMIT]
+        usage = value.get("tokenUsage") or {}
+        entry["tokenUsage"] = usage
+        if not outcome.cached:
+            judges.tokens["prompt"] += int(usage.get("inputTokens", 0) or 0)
+            judges.tokens["completion"] += int(usage.get("outputTokens", 0) or 0)
+
+    judges.pool.run(calls, on_done=done)
+    return entries
+
+
+def _nothing_to_judge(evaluator: LLMSpanEvaluator, values: dict, trace_id) -> tuple[str, str] | None:
+    if "assistant_turn" in evaluator.used and not values.get("assistant_turn", "").strip():
+        return (
+            EMPTY_RESPONSE,
+            f"trace {trace_id} has no assistant answer in its spans (gen_ai.output.messages, gen_ai.choice, "
+            "gen_ai.completion, output.value, ...); there is nothing to judge",
+        )
+    if not any(values.get(p, "").strip() for p in evaluator.used if p != "available_tools"):
+        return NOTHING_TO_JUDGE, "the spans hold no user prompt, tool call or answer for this target"
+    return None
+
+
+def _call(judges: SpanJudges, evaluator: LLMSpanEvaluator, messages: list[dict]):
+    def run() -> dict:
+        client, model = judges.client()
+        reply = client.chat.completions.create(model=model, messages=messages, **evaluator.parameters)
+        if not reply.choices:
+            raise JudgeFailure("the judge returned no choices", "judgeOutputUnparseable")
+        content = reply.choices[0].message.content
+        # Unparseable and off-scale answers are errors, never cached: checked here, inside the call.
+        try:
+            evaluator.read_answer(content)
+        except AnswerError as exc:
+            raise JudgeFailure(str(exc), exc.code) from None
+        usage = reply.usage
+        prompt = getattr(usage, "prompt_tokens", 0) or 0
+        completion = getattr(usage, "completion_tokens", 0) or 0
+        return {
+            "content": content,
+            "tokenUsage": {
+                "inputTokens": prompt,
+                "outputTokens": completion,
+                "totalTokens": prompt + completion,
+            },
+        }
+
+    return run
