@@ -1,0 +1,136 @@
+"""Hostile or broken input on the command line: exit code 2 and one ``Error: ...`` line, never a traceback.
+
+Each case runs the real CLI in a subprocess (``sys.executable -m evalkit``), as a user or a CI job would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SPAN_EVALUATORS = REPO / "custom-evaluators"
+DEEP = 20_000
+
+
+def evalkit_cmd(*args, cwd=None, env=None, timeout=120):
+    return subprocess.run(
+        [sys.executable, "-m", "evalkit", *map(str, args)],
+        cwd=cwd or REPO,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def assert_one_error(proc, *fragments, code=2):
+    """Exit ``code``, no traceback, exactly one ``Error:`` line, each fragment in stderr, stderr short."""
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode == code, proc.stderr[-2000:]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == 1, proc.stderr[-2000:]
+    for fragment in fragments:
+        assert fragment in proc.stderr, proc.stderr[-2000:]
+    assert len(proc.stderr) < 2000, proc.stderr[:2000]
+
+
+def _doc(tmp_path, text: str, name: str = "doc.json") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _item_doc(item_text: str) -> str:
+    return '{"schemaVersion": "1.11.0", "items": [' + item_text + "]}"
+
+
+def _deep_document(tmp_path) -> Path:
+    return _doc(tmp_path, '{"schemaVersion": "1.11.0", "items": ' + "[" * DEEP + "]" * DEEP + "}")
+
+
+# --------------------------------------------------------------------------------------------- deep JSON
+
+
+def test_validate_refuses_json_nested_20000_levels(tmp_path):
+    path = _deep_document(tmp_path)
+    assert_one_error(evalkit_cmd("validate", path), str(path), "nested more than 100 levels deep")
+
+
+def test_run_refuses_json_nested_20000_levels(tmp_path):
+    path = _deep_document(tmp_path)
+    proc = evalkit_cmd("run", path, "--out", tmp_path / "out")
+    assert_one_error(proc, str(path), "nested more than 100 levels deep")
+    assert not (tmp_path / "out").exists()
+
+
+def test_load_refuses_json_nested_20000_levels(tmp_path):
+    import evalkit
+    from evalkit.errors import DocumentError
+
+    with pytest.raises(DocumentError, match="nested more than 100 levels deep"):
+        evalkit.load(_deep_document(tmp_path))
+
+
+def test_nesting_just_past_the_limit_is_refused_with_its_path(tmp_path):
+    extensions = "[" * 97 + "]" * 97  # levels 1-4 are the root, items, the item, extensions: 101 in all
+    path = _doc(tmp_path, _item_doc('{"prompt": "a", "extensions": {"x": ' + extensions + "}}"))
+    proc = evalkit_cmd("validate", path)
+    assert_one_error(proc, "nested more than 100 levels deep at items[0].extensions.x[0]")
+
+
+def test_nesting_at_the_limit_runs_and_writes_its_results(tmp_path):
+    """100 levels pass every later step (copying, schema checks, encoding), not only the reader."""
+    extensions = "[" * 96 + "]" * 96  # levels 1-4 are the root, items, the item, extensions: 100 in all
+    item = '{"prompt": "a", "response": "a", "expected_response": "a", "evaluators": {"ExactMatch": {}}, '
+    item += '"evaluators_mode": "replace", "extensions": {"x": ' + extensions + "}}"
+    path = _doc(tmp_path, _item_doc(item))
+    proc = evalkit_cmd("run", path, "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    written = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert written["items"][0]["extensions"]["x"] == json.loads(extensions)
+
+
+@pytest.mark.parametrize("name", ["spans.json", "spans.jsonl"])
+def test_spans_eval_refuses_json_nested_20000_levels(tmp_path, name):
+    path = _doc(tmp_path, '{"resourceSpans": ' + "[" * DEEP + "]" * DEEP + "}\n", name)
+    proc = evalkit_cmd(
+        "spans",
+        "eval",
+        path,
+        "--evaluator",
+        "pii_leak",
+        "--custom-dir",
+        SPAN_EVALUATORS,
+        "--out",
+        tmp_path / "o",
+    )
+    assert_one_error(proc, "no valid span found", "nested more than 100 levels deep")
+
+
+def test_receiver_answers_deeply_nested_json_with_400_not_503(tmp_path):
+    """503 tells an exporter to retry forever; a body that can never be read is a 400."""
+    import http.client
+
+    from evalkit.spans.online import serve
+
+    root = tmp_path / "custom-evaluators" / "check"
+    root.mkdir(parents=True)
+    (root / "check.py").write_text('def lambda_handler(event, context):\n    return {"label": "PASS"}\n')
+    server = serve(tmp_path / "store", evaluators=["check"], custom_dir=root.parent, port=0).start()
+    try:
+        body = ('{"resourceSpans": ' + "[" * DEEP + "]" * DEEP + "}").encode()
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        connection.request("POST", "/v1/traces", body=body, headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        message = response.read()
+        connection.close()
+    finally:
+        server.stop()
+    assert response.status == 400, message
+    assert b"nested more than 100 levels deep" in message
