@@ -124,6 +124,10 @@ def _error(message: str, *, syntax: bool = False) -> JsonInputError:
     return error
 
 
+def _object_name(path: tuple) -> str:
+    return format_path(path) if path else "the top-level object"
+
+
 def _too_deep(path: tuple) -> str:
     where = f" at {format_path(path)}" if path else ""
     return (
@@ -171,7 +175,7 @@ def _locate(value: Any, surrogates: bool) -> None:
         if type(node) is _Object:
             key = node.duplicates[0]
             raise _error(
-                f"duplicate key {quote(key)} in {format_path(path)}: JSON keeps only the last value, so the "
+                f"duplicate key {quote(key)} in {_object_name(path)}: JSON keeps only the last value, so the "
                 "other would be lost; keep one (or rename the other)"
             )
         children = list(node.items() if isinstance(node, dict) else enumerate(node))
@@ -190,7 +194,7 @@ def _check_string(text: str, path: tuple, *, key: bool = False) -> None:
     match = _LONE_SURROGATE.search(text)  # surrogates left in a decoded str are always unpaired
     if match is None:
         return
-    what = f"the key {quote(text)} of {format_path(path)}" if key else format_path(path)
+    what = f"the key {quote(text)} of {_object_name(path)}" if key else format_path(path)
     escape = f"\\u{ord(match.group()):04x}"
     raise _error(
         f"{what} holds a lone surrogate escape ({escape}): it is not a character and cannot be written as "

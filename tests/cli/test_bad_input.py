@@ -134,3 +134,89 @@ def test_receiver_answers_deeply_nested_json_with_400_not_503(tmp_path):
         server.stop()
     assert response.status == 400, message
     assert b"nested more than 100 levels deep" in message
+
+
+# ----------------------------------------------------------------------------------------- lone surrogates
+
+
+def test_validate_refuses_a_lone_surrogate_escape(tmp_path):
+    path = _doc(tmp_path, _item_doc(r'{"prompt": "hi \ud800", "expected_response": "x"}'))
+    proc = evalkit_cmd("validate", path)
+    assert_one_error(proc, f"{path}: items[0].prompt holds a lone surrogate escape (\\ud800)")
+    assert "OK" not in proc.stdout
+
+
+def test_run_refuses_a_lone_surrogate_before_any_work(tmp_path):
+    item = (
+        r'{"prompt": "a", "response": "a", "expected_response": "a\udc00b", "evaluators": {"ExactMatch": {}}}'
+    )
+    path = _doc(tmp_path, _item_doc(item))
+    proc = evalkit_cmd("run", path, "--out", tmp_path / "out")
+    assert_one_error(proc, "items[0].expected_response holds a lone surrogate escape (\\udc00)")
+    assert not (tmp_path / "out").exists()
+
+
+def test_surrogate_pairs_and_escaped_backslashes_are_kept(tmp_path):
+    """A complete pair is a character (json.dumps writes emoji so); ``\\\\ud800`` is a backslash and text."""
+    item = json.dumps({"prompt": "smile \U0001f600", "expected_response": "\\ud800"})  # ensure_ascii: a pair
+    path = _doc(tmp_path, _item_doc(item))
+    proc = evalkit_cmd("validate", path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"OK {path}\n"
+
+
+def test_a_lone_surrogate_in_a_key_is_refused(tmp_path):
+    path = _doc(tmp_path, _item_doc(r'{"prompt": "a", "extensions": {"k\ud83d": 1}}'))
+    assert_one_error(
+        evalkit_cmd("validate", path), "the key 'k\\ud83d' of items[0].extensions holds a lone surrogate"
+    )
+
+
+# ------------------------------------------------------------------------------------------ duplicate keys
+
+
+def test_validate_refuses_duplicate_keys_naming_the_key_and_its_path(tmp_path):
+    path = _doc(tmp_path, _item_doc('{"prompt": "a"}, {"prompt": "first", "prompt": "second"}'))
+    proc = evalkit_cmd("validate", path)
+    assert_one_error(proc, f"{path}: duplicate key 'prompt' in items[1]:")
+
+
+def test_run_refuses_duplicate_keys_in_a_nested_object(tmp_path):
+    item = '{"prompt": "a", "evaluators": {"ExactMatch": {"case_sensitive": true, "case_sensitive": false}}}'
+    path = _doc(tmp_path, _item_doc(item))
+    proc = evalkit_cmd("run", path, "--out", tmp_path / "out")
+    assert_one_error(proc, "duplicate key 'case_sensitive' in items[0].evaluators.ExactMatch")
+
+
+def test_duplicate_root_keys_are_refused(tmp_path):
+    path = _doc(tmp_path, '{"schemaVersion": "1.11.0", "items": [{"prompt": "a"}], "items": []}')
+    assert_one_error(evalkit_cmd("validate", path), "duplicate key 'items' in the top-level object")
+
+
+def test_spans_eval_reports_a_span_line_with_duplicate_keys(tmp_path):
+    span = '{"traceId": "%032x", "spanId": "%016x", "name": "a", "name": "b"}'
+    path = _doc(tmp_path, span % (1, 1) + "\n" + span % (1, 2) + "\n", "spans.jsonl")
+    proc = evalkit_cmd(
+        "spans",
+        "eval",
+        path,
+        "--evaluator",
+        "pii_leak",
+        "--custom-dir",
+        SPAN_EVALUATORS,
+        "--out",
+        tmp_path / "o",
+    )
+    assert_one_error(proc, "no valid span found", "line 1: duplicate key 'name' in the top-level object")
+
+
+def test_receiver_refuses_duplicate_keys_and_lone_surrogates_with_400():
+    from evalkit.spans.intake import BadRequest, decode_request
+
+    for body, message in (
+        (b'{"resourceSpans": [], "resourceSpans": []}', "duplicate key 'resourceSpans'"),
+        (rb'{"resourceSpans": [{"x": "\udfff"}]}', "resourceSpans[0].x holds a lone surrogate"),
+    ):
+        with pytest.raises(BadRequest, match=message.replace("[", r"\[").replace("]", r"\]")) as caught:
+            decode_request(body, "application/json", "")
+        assert caught.value.status == 400
