@@ -249,11 +249,22 @@ def read_limited(path: str | Path, limit: int | None = None, *, what: str = "fil
 
 def too_large(source: str, limit: int, size: int | None = None) -> str:
     """The message for a file over the size limit (``size`` when known), saying how to raise the limit."""
-    actual = f" ({size:,} bytes)" if size else ""
+    actual = f" ({_size(size)})" if size else ""
+    wanted = max(size or 0, limit * 4)
+    suggestion = f"{-(-wanted // 10**9)}GB" if wanted >= 10**9 else f"{-(-wanted // 10**6)}MB"
     return (
-        f"{source}: is larger than the {limit:,}-byte limit{actual}; split it, or raise the limit with "
-        f"{MAX_BYTES_ENV} (e.g. {MAX_BYTES_ENV}=2GB)"
+        f"{source}: is larger than the limit of {_size(limit)}{actual}; split it, or raise the limit with "
+        f"{MAX_BYTES_ENV} (e.g. {MAX_BYTES_ENV}={suggestion})"
     )
+
+
+def _size(count: int) -> str:
+    """``268435456`` -> ``256 MiB``, ``2000000`` -> ``2 MB``; other sizes in bytes."""
+    units = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10), ("GB", 10**9), ("MB", 10**6), ("KB", 10**3))
+    for unit, factor in units:
+        if count >= factor and count % factor == 0:
+            return f"{count // factor} {unit}"
+    return f"{count:,} bytes"
 
 
 def read_json(path: str | Path) -> Any:
@@ -289,7 +300,7 @@ def _join(steps: Sequence, tail: bool = False) -> str:
         if isinstance(step, int):
             text += f"[{step}]"
         elif _IDENTIFIER.match(step):
-            text += f".{step}" if text or tail else step
+            text += f".{clip(step)}" if text or tail else clip(step)
         else:
             text += f"[{json.dumps(clip(step), ensure_ascii=False)}]"
     return text

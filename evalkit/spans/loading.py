@@ -70,7 +70,7 @@ def _load(source: Path, warn: bool) -> pd.DataFrame:
         files = sorted(p for p in source.iterdir() if p.is_file() and p.name.endswith(_SUFFIXES))
         if not files:
             raise EvalkitError(f"{source}: no span files (*.json, *.jsonl, *.ndjson) in this folder")
-    elif source.is_file():
+    elif source.exists():  # a file, or a device or pipe (/dev/stdin, <(zcat spans.gz)): read up to the limit
         files = [source]
     else:
         raise EvalkitError(f"{source}: span file not found")
@@ -117,7 +117,7 @@ def _read_file(file: Path, docs: list, wheres: list, problems: list) -> None:
         except (OSError, EOFError) as exc:
             raise EvalkitError(f"{label}: cannot read the span file: {exc}") from None
         if len(data) > limit:
-            raise EvalkitError(too_large(label, limit) + " (decompressed)")
+            raise EvalkitError(too_large(f"{label} (decompressed)", limit))
     else:
         data = read_limited(file, limit, what="span file")
     try:

@@ -220,3 +220,52 @@ def test_receiver_refuses_duplicate_keys_and_lone_surrogates_with_400():
         with pytest.raises(BadRequest, match=message.replace("[", r"\[").replace("]", r"\]")) as caught:
             decode_request(body, "application/json", "")
         assert caught.value.status == 400
+
+
+# ------------------------------------------------------------------------------------------------ size limit
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_validate_dev_zero_stops_at_the_size_limit():
+    proc = evalkit_cmd("validate", "/dev/zero", env={"EVALKIT_MAX_DOCUMENT_BYTES": "1MiB"}, timeout=60)
+    assert_one_error(proc, "/dev/zero: is larger than the limit of 1 MiB;", "EVALKIT_MAX_DOCUMENT_BYTES")
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_spans_eval_dev_zero_stops_at_the_size_limit(tmp_path):
+    proc = evalkit_cmd(
+        "spans", "eval", "/dev/zero", "--evaluator", "pii_leak", "--custom-dir", SPAN_EVALUATORS,
+        "--out", tmp_path / "o", env={"EVALKIT_MAX_DOCUMENT_BYTES": "1MB"}, timeout=60,
+    )  # fmt: skip
+    assert_one_error(proc, "/dev/zero: is larger than the limit of 1 MB;")
+
+
+def test_run_refuses_a_multi_gb_document_without_reading_it(tmp_path):
+    path = tmp_path / "huge.json"
+    with open(path, "wb") as handle:  # sparse: 3 GB on paper, no disk space used
+        handle.truncate(3 * 2**30)
+    proc = evalkit_cmd("run", path, "--out", tmp_path / "out", timeout=60)
+    assert_one_error(
+        proc, f"{path}: is larger than the limit of 256 MiB (3 GiB);", "EVALKIT_MAX_DOCUMENT_BYTES=4GB"
+    )
+
+
+def test_the_size_limit_is_configurable(tmp_path):
+    path = _doc(tmp_path, _item_doc(json.dumps({"prompt": "x" * 2000})))
+    assert evalkit_cmd("validate", path, env={"EVALKIT_MAX_DOCUMENT_BYTES": "3KB"}).returncode == 0
+    proc = evalkit_cmd("validate", path, env={"EVALKIT_MAX_DOCUMENT_BYTES": "1000"})
+    assert_one_error(proc, f"{path}: is larger than the limit of 1 KB (2,0")
+    proc = evalkit_cmd("validate", path, env={"EVALKIT_MAX_DOCUMENT_BYTES": "lots"})
+    assert_one_error(proc, "EVALKIT_MAX_DOCUMENT_BYTES='lots' is not a size")
+
+
+def test_a_gzip_span_file_is_limited_after_decompression(tmp_path):
+    import gzip
+
+    path = tmp_path / "spans.jsonl.gz"
+    path.write_bytes(gzip.compress(b" " * 2_000_000))
+    proc = evalkit_cmd(
+        "spans", "eval", path, "--evaluator", "pii_leak", "--custom-dir", SPAN_EVALUATORS,
+        "--out", tmp_path / "o", env={"EVALKIT_MAX_DOCUMENT_BYTES": "1MB"},
+    )  # fmt: skip
+    assert_one_error(proc, f"{path} (decompressed): is larger than the limit of 1 MB;")
