@@ -269,3 +269,47 @@ def test_a_gzip_span_file_is_limited_after_decompression(tmp_path):
         "--out", tmp_path / "o", env={"EVALKIT_MAX_DOCUMENT_BYTES": "1MB"},
     )  # fmt: skip
     assert_one_error(proc, f"{path} (decompressed): is larger than the limit of 1 MB;")
+
+
+# ------------------------------------------------------------------------------------ long names and values
+
+
+def test_run_refuses_an_evaluator_name_longer_than_the_file_system_allows(tmp_path):
+    (tmp_path / "custom-evaluators").mkdir()
+    name = "a" * 300
+    item = {"prompt": "a", "evaluators": {name: {}}, "evaluators_mode": "replace"}
+    path = _doc(tmp_path, _item_doc(json.dumps(item)))
+    proc = evalkit_cmd("run", path, "--out", tmp_path / "out", cwd=tmp_path)
+    assert_one_error(
+        proc,
+        "items[0]: evaluator name 'aaaa",
+        "…(300 characters) is longer than the file system allows",
+        "247",
+    )
+
+
+def test_new_refuses_an_evaluator_name_longer_than_the_file_system_allows(tmp_path):
+    proc = evalkit_cmd("new", "b" * 5000, cwd=tmp_path)
+    assert_one_error(proc, "…(5,000 characters) is longer than the file system allows")
+    assert not (tmp_path / "custom-evaluators").exists()
+
+
+def test_a_name_at_the_length_limit_is_scaffolded_and_runs(tmp_path):
+    name = "c" * 247
+    assert evalkit_cmd("new", name, cwd=tmp_path).returncode == 0
+    item = {"prompt": "a", "response": "a", "evaluators": {name: {}}, "evaluators_mode": "replace"}
+    path = _doc(tmp_path, _item_doc(json.dumps(item)))
+    proc = evalkit_cmd("run", path, "--out", tmp_path / "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_a_50_mb_schema_version_is_quoted_cut_short(tmp_path):
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps({"schemaVersion": "9" * 50_000_000, "items": [{"prompt": "a"}]}))
+    proc = evalkit_cmd("validate", path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert (
+        "schemaVersion: '99999" in proc.stderr
+        and "…(50,000,000 characters) is not a valid version" in proc.stderr
+    )
+    assert len(proc.stderr) < 500

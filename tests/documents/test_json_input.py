@@ -65,3 +65,21 @@ def test_long_paths_keep_their_ends():
     assert format_path(()) == "(document)"
     assert format_path(("items", 0, "k" * 500)) == "items[0]." + "k" * 59 + "…(500 characters)"
     assert format_path(("a", "k-" * 50)) == 'a["' + "k-" * 29 + 'k…(100 characters)"]'
+
+
+def test_error_messages_never_carry_a_huge_line():
+    error = EvalkitError("head " + "x" * 10_000, ["short", "y" * 5_000_000])
+    lines = str(error).splitlines()
+    assert lines[0] == "head " + "x" * 1994 + "…(10,005 characters)"
+    assert lines[1] == "  - short"
+    assert lines[2] == "  - " + "y" * 1999 + "…(5,000,000 characters)"
+
+
+def test_an_unsupported_schema_version_is_quoted_cut_short():
+    from evalkit.documents.versions import upgrade
+    from evalkit.errors import DocumentError
+
+    with pytest.raises(DocumentError) as caught:
+        upgrade({"schemaVersion": "2.0." + "0" * 1_000_000, "items": []}, "doc.json")
+    assert "schemaVersion '2.0.00000" in str(caught.value) and "…(1,000,004 characters)" in str(caught.value)
+    assert len(str(caught.value)) < 300
