@@ -313,3 +313,62 @@ def test_a_50_mb_schema_version_is_quoted_cut_short(tmp_path):
         and "…(50,000,000 characters) is not a valid version" in proc.stderr
     )
     assert len(proc.stderr) < 500
+
+
+# ------------------------------------------------------------------------------------------- corrupt store
+
+
+def _corrupt_stores(tmp_path) -> dict[str, Path]:
+    """Store folders whose store.sqlite3 is: random bytes, a truncated real store, another SQLite database."""
+    import random
+    import sqlite3
+
+    from evalkit.spans.store import Store
+
+    stores = {}
+    noise = tmp_path / "noise"
+    noise.mkdir()
+    (noise / "store.sqlite3").write_bytes(random.Random(1).randbytes(64 * 1024))
+    stores["noise"] = noise
+
+    truncated = tmp_path / "truncated"
+    store = Store(truncated)
+    docs = [{"traceId": f"{i:032x}", "spanId": f"{i:016x}", "name": "x" * 2000} for i in range(200)]
+    store.add_spans(docs, ["s"] * len(docs), lambda s: True)
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    path = truncated / "store.sqlite3"
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    stores["truncated"] = truncated
+
+    other = tmp_path / "other"
+    other.mkdir()
+    with sqlite3.connect(other / "store.sqlite3") as db:
+        db.execute("CREATE TABLE notes (text TEXT)")
+    stores["other"] = other
+    return stores
+
+
+def test_spans_status_on_a_corrupt_store_is_one_error_line(tmp_path):
+    for kind, folder in _corrupt_stores(tmp_path).items():
+        proc = evalkit_cmd("spans", "status", "--store", folder)
+        assert_one_error(
+            proc, f"{folder / 'store.sqlite3'}: cannot be read as an evalkit store", "move it aside"
+        )
+        assert kind  # which store failed shows in the assertion's traceback
+
+
+def test_spans_serve_on_a_corrupt_store_is_one_error_line(tmp_path):
+    custom = tmp_path / "custom"
+    (custom / "check").mkdir(parents=True)
+    (custom / "check" / "check.py").write_text(
+        'def lambda_handler(event, context):\n    return {"label": "A"}\n'
+    )
+    for kind, folder in _corrupt_stores(tmp_path).items():
+        if kind == "other":  # another program's SQLite file: serve adds its tables beside the others
+            continue
+        proc = evalkit_cmd(
+            "spans", "serve", "--store", folder, "--port", "0", "--evaluator", "check", "--custom-dir", custom,
+            timeout=60,
+        )  # fmt: skip
+        assert_one_error(proc, f"{folder / 'store.sqlite3'}: cannot be read as an evalkit store")
