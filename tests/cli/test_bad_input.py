@@ -372,3 +372,25 @@ def test_spans_serve_on_a_corrupt_store_is_one_error_line(tmp_path):
             timeout=60,
         )  # fmt: skip
         assert_one_error(proc, f"{folder / 'store.sqlite3'}: cannot be read as an evalkit store")
+
+
+# ------------------------------------------------------------------------------- other JSON the user writes
+
+
+def test_spans_eval_refuses_deep_reference_inputs(tmp_path):
+    spans_file = REPO / "tests" / "data" / "spans" / "small_otlp.json"
+    references = _doc(tmp_path, "[" * DEEP + "]" * DEEP, "references.json")
+    proc = evalkit_cmd(
+        "spans", "eval", spans_file, "--evaluator", "pii_leak", "--custom-dir", SPAN_EVALUATORS,
+        "--reference-inputs", references, "--out", tmp_path / "o",
+    )  # fmt: skip
+    assert_one_error(proc, f"{references}: the reference inputs are not valid JSON", "nested more than 100")
+
+
+def test_a_labels_file_with_a_repeated_key_is_refused(tmp_path):
+    from evalkit.analysis.labels import Labels
+    from evalkit.errors import EvalkitError
+
+    path = _doc(tmp_path, '{"version": 1, "labels": [], "labels": [{"item": 0}]}', "doc.labels.json")
+    with pytest.raises(EvalkitError, match="duplicate key 'labels' in the top-level object"):
+        Labels.load(path)
