@@ -103,7 +103,13 @@ class Store:
             if missing:
                 raise sqlite3.DatabaseError(f"no {', '.join(sorted(missing))} table; not an evalkit store")
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # not an OSError to the caller: that would read as "cannot listen"
+            raise EvalkitError(
+                f"{self.folder}: cannot be used as the store folder ({exc.strerror or exc}); "
+                "pass --store a folder evalkit may create or write to"
+            ) from None
         self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
         # FULL: a commit is on disk before the receiver acknowledges it (NORMAL would survive a killed

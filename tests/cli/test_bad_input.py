@@ -394,3 +394,19 @@ def test_a_labels_file_with_a_repeated_key_is_refused(tmp_path):
     path = _doc(tmp_path, '{"version": 1, "labels": [], "labels": [{"item": 0}]}', "doc.labels.json")
     with pytest.raises(EvalkitError, match="duplicate key 'labels' in the top-level object"):
         Labels.load(path)
+
+
+def test_spans_serve_with_a_file_as_the_store_folder_says_so(tmp_path):
+    custom = tmp_path / "custom"
+    (custom / "check").mkdir(parents=True)
+    (custom / "check" / "check.py").write_text(
+        'def lambda_handler(event, context):\n    return {"label": "A"}\n'
+    )
+    not_a_folder = tmp_path / "store"
+    not_a_folder.write_text("")
+    proc = evalkit_cmd(
+        "spans", "serve", "--store", not_a_folder, "--port", "0", "--evaluator", "check", "--custom-dir", custom,
+        timeout=60,
+    )  # fmt: skip
+    assert_one_error(proc, f"{not_a_folder}: cannot be used as the store folder")
+    assert "cannot listen" not in proc.stderr
