@@ -6,6 +6,14 @@ mistake was made: 2 for invalid input or evaluator configuration, 3 for missing 
 
 from __future__ import annotations
 
+#: The longest line of an error message; longer ones are cut (a user's 50 MB value must never reach stderr
+#: whole). Messages quote values cut much shorter already; this is the net under them.
+MAX_LINE = 2000
+
+
+def _cap(line: str) -> str:
+    return line if len(line) <= MAX_LINE else f"{line[: MAX_LINE - 1]}…({len(line):,} characters)"
+
 
 class EvalkitError(Exception):
     """A mistake the user can fix; the message names the file, the item and the fix."""
@@ -17,10 +25,10 @@ class EvalkitError(Exception):
         super().__init__(message)
 
     def __str__(self) -> str:
-        head = super().__str__()
+        head = "\n".join(_cap(line) for line in super().__str__().split("\n"))
         if not self.problems:
             return head
-        return head + "\n" + "\n".join(f"  - {p}" for p in self.problems)
+        return head + "\n" + "\n".join(f"  - {_cap(str(p))}" for p in self.problems)
 
 
 class DocumentError(EvalkitError):

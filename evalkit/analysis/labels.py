@@ -34,6 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -218,13 +219,10 @@ class Labels:
                 "or Labels.for_document(document)"
             )
         try:
-            data = json.loads(target.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise EvalkitError(f"cannot read labels file {target}: {exc}") from None
-        except json.JSONDecodeError as exc:
-            raise EvalkitError(
-                f"labels file {target} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}"
-            ) from None
+            data = parse_json(read_limited(target))
+        except JsonInputError as exc:  # malformed, too deep, a repeated key (a label silently lost)
+            reason = f"is not valid JSON ({exc})" if exc.syntax else f"is refused: {exc}"
+            raise EvalkitError(f"labels file {target} {reason}") from None
         if not isinstance(data, dict) or "labels" not in data:
             hint = ""
             if isinstance(data, (dict, list)) and (isinstance(data, list) or "items" in data):

@@ -24,6 +24,7 @@ from pathlib import Path
 from evalkit.cli.run import parse_rate
 from evalkit.cli.spans_serve import register as register_serve
 from evalkit.documents.atomic import atomic_write
+from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
 from evalkit.errors import EvalkitError
 
 #: The value a result needs to count as passing for ``--fail-under``.
@@ -183,13 +184,11 @@ def main(args) -> int:
 
 
 def _read_references(path: str) -> list:
+    if not Path(path).exists():
+        raise EvalkitError(f"{path}: reference inputs file not found")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise EvalkitError(f"{path}: reference inputs file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EvalkitError(f"{path}: cannot read the reference inputs: {exc}") from None
-    except ValueError as exc:
+        data = parse_json(read_limited(path))
+    except JsonInputError as exc:
         raise EvalkitError(f"{path}: the reference inputs are not valid JSON ({exc})") from None
     if isinstance(data, dict) and isinstance(data.get("evaluationReferenceInputs"), list):
         data = data["evaluationReferenceInputs"]

@@ -14,7 +14,8 @@ import argparse
 import sys
 from typing import Any
 
-from evalkit.documents.validation import read_json, validate_document
+from evalkit.documents.json_input import read_json
+from evalkit.documents.validation import validate_document
 from evalkit.documents.versions import LATEST_VERSION
 from evalkit.errors import DocumentError
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from evalkit.documents.evaluator_maps import resolve_allowed_tools, resolve_row_evaluators
-from evalkit.documents.validation import read_json, validate_document
+from evalkit.documents.json_input import read_json
+from evalkit.documents.validation import validate_document
 from evalkit.documents.versions import upgrade
 
 #: Case-table columns, in order. ``source`` is the item's (or turn's) own dict as read and

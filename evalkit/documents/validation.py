@@ -22,6 +22,9 @@ from typing import Any, NamedTuple
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from evalkit.documents.json_input import format_path as _format_path
+from evalkit.documents.json_input import quote as _quote
+from evalkit.documents.json_input import read_json  # noqa: F401 - documents are read from here too
 from evalkit.documents.versions import LATEST_VERSION
 from evalkit.errors import DocumentError
 
@@ -30,7 +33,6 @@ SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "eval-document.schema
 #: Keys of an item the fast path accepts without jsonschema (all must hold strings).
 _PLAIN_ITEM_KEYS = frozenset({"prompt", "expected_response", "response", "context"})
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 #: Plain-language explanations of the schema's patterns, keyed by the pattern itself.
 _PATTERN_HINTS = {
@@ -64,45 +66,6 @@ class _Problem(NamedTuple):
     anchor: tuple
     message: str
     kind: str = ""
-
-
-# --------------------------------------------------------------------------------------------------- reading
-
-
-def read_json(path: str | Path) -> Any:
-    """Parse a JSON file, turning every way it can fail into a ``DocumentError`` that names the file.
-
-    A UTF-8 byte-order mark is tolerated (editors on Windows add one); anything else that is not UTF-8,
-    and the non-standard ``NaN`` / ``Infinity`` literals Python would otherwise accept, are refused.
-    """
-    source = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise DocumentError(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise DocumentError(f"{source}: is a directory, not a JSON file") from None
-    except OSError as exc:
-        raise DocumentError(f"{source}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DocumentError(
-            f"{source}: is not UTF-8 text (invalid byte at offset {exc.start}); save it as UTF-8"
-        ) from None
-    try:
-        return json.loads(text, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as exc:
-        raise DocumentError(
-            f"{source}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from None
-    except ValueError as exc:
-        raise DocumentError(f"{source}: malformed JSON: {exc}") from None
-
-
-def _refuse_constant(name: str) -> Any:
-    """Reject ``NaN``, ``Infinity`` and ``-Infinity``: they are not JSON and other tools cannot read them."""
-    raise ValueError(f"{name} is not valid JSON (use a number or null)")
 
 
 # ------------------------------------------------------------------------------------------------ validation
@@ -203,19 +166,6 @@ def _document_order(doc: Any, anchor: tuple) -> tuple[int, ...]:
             key.append(0)
             node = None
     return tuple(key)
-
-
-def _format_path(path: Sequence) -> str:
-    """``("items", 1, "turns", 0)`` -> ``items[1].turns[0]``; the root is ``(document)``."""
-    text = ""
-    for step in path:
-        if isinstance(step, int):
-            text += f"[{step}]"
-        elif _IDENTIFIER.match(step):
-            text += f".{step}" if text else step
-        else:
-            text += f"[{json.dumps(step, ensure_ascii=False)}]"
-    return text or "(document)"
 
 
 # ------------------------------------------------------------------------------------------ error messages
@@ -468,14 +418,6 @@ def _misspelling_hint(name: str, strays: list[str]) -> str:
     """`` ('promt' looks like a misspelling of it)`` when an undeclared key is close to a missing one."""
     match = _closest(name, strays)
     return f" ({_quote(match)} looks like a misspelling of it)" if match else ""
-
-
-def _quote(value: Any) -> str:
-    """Show a value the way the user wrote it: strings quoted, everything else as JSON."""
-    if isinstance(value, str):
-        return repr(value)
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _choices(values: Sequence[Any], conjunction: str = "or") -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import warnings
 
+from evalkit.documents.json_input import quote
 from evalkit.errors import DocumentError
 
 #: This evalkit's version (``evalkit.__version__``), recorded in the results it writes. Kept here, at the
@@ -52,12 +53,12 @@ def upgrade(doc, source: str):
     match = _VERSION.match(version) if isinstance(version, str) else None
     if match and int(match.group(1)) >= 2:
         raise DocumentError(
-            f"{source}: schemaVersion {version!r} is not supported: evalkit reads schema v1 "
+            f"{source}: schemaVersion {quote(version)} is not supported: evalkit reads schema v1 "
             f"(1.0.0 to {LATEST_VERSION}). Upgrade evalkit, or write the document for schema v1."
         )
     if match and int(match.group(1)) == 1 and int(match.group(2)) > int(LATEST_VERSION.split(".")[1]):
         warnings.warn(
-            f"{source}: schemaVersion {version} is newer than the newest evalkit knows ({LATEST_VERSION}); "
+            f"{source}: schemaVersion {quote(version)} is newer than the newest evalkit knows ({LATEST_VERSION}); "
             "fields it does not know are kept but not acted on.",
             EvalkitWarning,
             stacklevel=3,

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from evalkit.documents.evaluator_maps import BUILTIN_NAMES
+from evalkit.documents.json_input import quote
 
 _BUILTIN_BY_FOLDED = {name.casefold(): name for name in BUILTIN_NAMES}
 #: Case-table columns a custom evaluator's output columns would overwrite.
@@ -21,11 +22,30 @@ RESERVED_NAMES = frozenset(
     "evaluators extensions source thread_source status error_code error_message".split()
 )
 NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*$")
+#: The longest file name most file systems allow, in bytes (ext4, XFS, APFS, NTFS).
+NAME_MAX = 255
+#: The longest suffix a custom evaluator's files add to its name.
+_LONGEST_SUFFIX = len(".prompty")
 
 
 def default_custom_dir() -> Path:
     """``<project>/custom-evaluators``, where the project is the current directory."""
     return Path(os.getcwd()) / "custom-evaluators"
+
+
+def name_too_long(name: str) -> str | None:
+    """Why ``name`` cannot be a custom evaluator on disk, or None when it fits.
+
+    A custom evaluator is a folder ``<name>/`` holding ``<name>.py`` (and ``<name>.prompty``): a longer name
+    fails with the file system's ``File name too long`` deep inside discovery.
+    """
+    if len(os.fsencode(name)) + _LONGEST_SUFFIX <= NAME_MAX:
+        return None
+    return (
+        f"evaluator name {quote(name)} is longer than the file system allows: a custom evaluator is a folder "
+        f"<name>/ holding <name>.py and <name>.prompty, and file names are at most {NAME_MAX} bytes; use a "
+        f"name of at most {NAME_MAX - _LONGEST_SUFFIX} characters"
+    )
 
 
 def builtin_collision(name: str) -> str | None:

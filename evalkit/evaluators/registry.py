@@ -15,12 +15,19 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.documents.evaluator_maps import BUILTIN_NAMES, LLM_BUILTINS
+from evalkit.documents.json_input import quote
 from evalkit.errors import EvaluatorConfigError
 from evalkit.evaluators.citations import Citations
 from evalkit.evaluators.custom import load_custom
 from evalkit.evaluators.llm_judges import builtin_judge
 from evalkit.evaluators.matching import ExactMatch, PartialMatch
-from evalkit.evaluators.names import NAME_PATTERN, RESERVED_NAMES, builtin_collision, default_custom_dir
+from evalkit.evaluators.names import (
+    NAME_PATTERN,
+    RESERVED_NAMES,
+    builtin_collision,
+    default_custom_dir,
+    name_too_long,
+)
 from evalkit.evaluators.retrieval import RETRIEVAL_EVALUATORS
 from evalkit.evaluators.toolcalls import TOOLCALL_EVALUATORS
 
@@ -71,9 +78,12 @@ def _resolve_one(name: str, where: str, folder: Path) -> Any:
         )
     if not NAME_PATTERN.match(name):
         raise EvaluatorConfigError(
-            f"Evaluator name '{name}' ({where}) is not valid: names start with a letter, followed by "
+            f"Evaluator name {quote(name)} ({where}) is not valid: names start with a letter, followed by "
             "letters, digits or underscores."
         )
+    too_long = name_too_long(name)
+    if too_long:
+        raise EvaluatorConfigError(f"{where}: {too_long}.")
     return load_custom(name, folder, where)
 
 

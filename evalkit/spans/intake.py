@@ -2,8 +2,9 @@
 
 The body is protobuf (``application/x-protobuf``) or JSON (``application/json``), optionally gzip-compressed;
 the answer is what a collector gives: 200 with an empty ``ExportTraceServiceResponse`` in the request's
-encoding, or a ``partialSuccess`` naming rejected spans. A malformed body gets 400, an unknown encoding or
-content type 415, a body over the limit (before or after decompression) 413, a missing ``Content-Length``
+encoding, or a ``partialSuccess`` naming rejected spans. A malformed body gets 400 (so does JSON nested too
+deeply, with a duplicate key or a lone surrogate: retrying cannot help), an unknown encoding or content type
+415, a body over the limit (before or after decompression) 413, a missing ``Content-Length``
 411, a missing or wrong ``Authorization: Bearer`` token (when one is set) 401, a store that fails 503 (the
 exporter retries). Spans are converted by ``otlp_json``, as span files are, so online and offline evaluators
 see identical span documents. Storing the spans is the server's ``ingest`` (see ``online``).
@@ -17,6 +18,7 @@ import logging
 import zlib
 from typing import TYPE_CHECKING, Any
 
+from evalkit.documents.json_input import JsonInputError, parse_json
 from evalkit.spans.otlp_json import read_otlp
 from evalkit.spans.session_tracking import sampled, session_ids
 
@@ -57,9 +59,10 @@ def decode_request(body: bytes, content_type: str, encoding: str, limit: int = M
         request = _protobuf_dict(body)
     elif kind == "application/json":
         try:
-            request = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BadRequest(400, f"the body is not valid JSON: {exc}") from None
+            request = parse_json(body)
+        except JsonInputError as exc:  # malformed, too deep, duplicate keys: retrying cannot help, so 400
+            reason = "is not valid JSON" if exc.syntax else "is refused"
+            raise BadRequest(400, f"the body {reason}: {exc}") from None
     else:
         raise BadRequest(
             415, f"Content-Type {kind or 'none'!r}: use application/x-protobuf or application/json"

@@ -22,12 +22,18 @@ from __future__ import annotations
 
 import gc
 import gzip
-import json
 import os
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.documents.json_input import (
+    JsonInputError,
+    max_document_bytes,
+    parse_json,
+    read_limited,
+    too_large,
+)
 from evalkit.errors import EvalkitError
 from evalkit.spans.otlp_json import read_otlp
 from evalkit.spans.span_document import BadSpan, flat_document, location, type_name
@@ -64,7 +70,7 @@ def _load(source: Path, warn: bool) -> pd.DataFrame:
         files = sorted(p for p in source.iterdir() if p.is_file() and p.name.endswith(_SUFFIXES))
         if not files:
             raise EvalkitError(f"{source}: no span files (*.json, *.jsonl, *.ndjson) in this folder")
-    elif source.is_file():
+    elif source.exists():  # a file, or a device or pipe (/dev/stdin, <(zcat spans.gz)): read up to the limit
         files = [source]
     else:
         raise EvalkitError(f"{source}: span file not found")
@@ -97,15 +103,26 @@ def from_documents(documents: list[dict], source: str = "<captured spans>") -> p
 
 
 def _read_file(file: Path, docs: list, wheres: list, problems: list) -> None:
-    """Append the valid spans of ``file`` to ``docs`` (with where they came from) and its problems."""
+    """Append the valid spans of ``file`` to ``docs`` (with where they came from) and its problems.
+
+    Files (decompressed, for ``.gz``) are read up to the document size limit (``EVALKIT_MAX_DOCUMENT_BYTES``)
+    and parsed by the shared JSON reader, which refuses excessive nesting, duplicate keys and lone surrogates.
+    """
     label = str(file)
+    limit = max_document_bytes()
+    if file.name.endswith(".gz"):
+        try:
+            with gzip.open(file, "rb") as handle:
+                data = handle.read(limit + 1)
+        except (OSError, EOFError) as exc:
+            raise EvalkitError(f"{label}: cannot read the span file: {exc}") from None
+        if len(data) > limit:
+            raise EvalkitError(too_large(f"{label} (decompressed)", limit))
+    else:
+        data = read_limited(file, limit, what="span file")
     try:
-        if file.name.endswith(".gz"):
-            with gzip.open(file, "rt", encoding="utf-8") as handle:
-                text = handle.read()
-        else:
-            text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError, EOFError) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise EvalkitError(f"{label}: cannot read the span file: {exc}") from None
     text = text.lstrip("\ufeff")
     if not text.strip():
@@ -114,8 +131,11 @@ def _read_file(file: Path, docs: list, wheres: list, problems: list) -> None:
     # A whole-file JSON document (pretty-printed OTLP JSON, a JSON array of spans) or JSON lines? A JSON lines
     # file fails here at the end of its first line, so trying costs next to nothing.
     try:
-        whole = json.loads(text)
-    except ValueError:
+        whole = parse_json(text)
+    except JsonInputError as exc:
+        if not exc.syntax:  # JSON, but refused (duplicate keys, too deep, lone surrogates)
+            problems.append(f"{label}: {exc}")
+            return
         whole = _NOT_JSON
     if whole is not _NOT_JSON:
         if isinstance(whole, list):
@@ -125,15 +145,14 @@ def _read_file(file: Path, docs: list, wheres: list, problems: list) -> None:
             _read_object(whole, (label, ""), docs, wheres, problems)
         return
     # JSON lines: split on "\n" only (str.splitlines would also split on U+2028 inside JSON strings).
-    loads = json.loads
     for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         where = (label, f"line {lineno}")
         try:
-            item = loads(line)
-        except ValueError as exc:
-            problems.append(f"{label}: line {lineno}: not valid JSON ({_json_reason(exc)})")
+            item = parse_json(line)
+        except JsonInputError as exc:
+            problems.append(f"{label}: line {lineno}: {_json_reason(exc)}")
             continue
         _read_object(item, where, docs, wheres, problems)
 
@@ -141,10 +160,11 @@ def _read_file(file: Path, docs: list, wheres: list, problems: list) -> None:
 _NOT_JSON = object()
 
 
-def _json_reason(exc: ValueError) -> str:
-    if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg} at column {exc.colno}"
-    return str(exc)
+def _json_reason(exc: JsonInputError) -> str:
+    decode_error = exc.decode_error
+    if decode_error is not None:
+        return f"not valid JSON ({decode_error.msg} at column {decode_error.colno})"
+    return f"not valid JSON ({exc})" if exc.syntax else str(exc)
 
 
 def _read_object(item: Any, where: tuple[str, str], docs: list, wheres: list, problems: list) -> None:

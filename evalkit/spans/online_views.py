@@ -7,6 +7,7 @@ They open the store read-only, so they can run while ``evalkit spans serve`` is 
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from typing import TYPE_CHECKING
 
@@ -42,6 +43,8 @@ def online_frame(store: str | os.PathLike) -> pd.DataFrame:
         raise EvalkitError(f"{store}: no online evaluation store here (store.sqlite3 is missing)") from None
     try:
         rows = db.results_rows()
+    except sqlite3.DatabaseError as exc:  # damage past the header shows only when the pages are read
+        raise db.unreadable(exc) from None
     finally:
         db.close()
     frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
@@ -64,6 +67,8 @@ def status(store: str | os.PathLike, now: float | None = None) -> dict:
             "hour": db.pass_rates(now - 3600),
             "day": db.pass_rates(now - 86400),
         }
+    except sqlite3.DatabaseError as exc:  # damage past the header shows only when the pages are read
+        raise db.unreadable(exc) from None
     finally:
         db.close()
 

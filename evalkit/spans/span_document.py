@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalkit.documents.json_input import quote
+
 _KINDS = {0: "UNSPECIFIED", 1: "INTERNAL", 2: "SERVER", 3: "CLIENT", 4: "PRODUCER", 5: "CONSUMER"}
 _STATUS = {0: "UNSET", 1: "OK", 2: "ERROR"}
 
@@ -97,7 +99,7 @@ def nanoseconds(value: Any, key: str) -> int:
         return int(value)
     if isinstance(value, float) and value.is_integer() and value >= 0:
         return int(value)
-    raise BadSpan(f"'{key}' must be an integer (nanoseconds since the epoch), found {value!r}")
+    raise BadSpan(f"'{key}' must be an integer (nanoseconds since the epoch), found {quote(value)}")
 
 
 def _kind(value: Any) -> str:
@@ -180,13 +182,13 @@ def _any_value(value: Any, field: str) -> Any:
         try:
             return int(raw)
         except (TypeError, ValueError):
-            raise BadSpan(f"'{field}.intValue' must be an integer, found {raw!r}") from None
+            raise BadSpan(f"'{field}.intValue' must be an integer, found {quote(raw)}") from None
     if "doubleValue" in value:
         raw = value["doubleValue"]
         try:
             return float(raw)
         except (TypeError, ValueError):
-            raise BadSpan(f"'{field}.doubleValue' must be a number, found {raw!r}") from None
+            raise BadSpan(f"'{field}.doubleValue' must be a number, found {quote(raw)}") from None
     if "boolValue" in value:
         return bool(value["boolValue"])
     if "arrayValue" in value:

@@ -24,6 +24,8 @@ import threading
 import time
 from pathlib import Path
 
+from evalkit.errors import EvalkitError
+
 FILENAME = "store.sqlite3"
 STATES = ("open", "complete", "evaluated", "skipped")
 
@@ -79,18 +81,51 @@ class Store:
         self.folder = Path(folder)
         self.path = self.folder / FILENAME
         self.lock = threading.RLock()
+        if readonly and not self.path.exists():
+            raise FileNotFoundError(self.path)
+        try:
+            self._open(readonly)
+        except sqlite3.DatabaseError as exc:
+            raise self.unreadable(exc) from None
+
+    def _open(self, readonly: bool) -> None:
+        """Connect and prove the file is an SQLite database with evalkit's tables (``DatabaseError`` if not).
+
+        The writer also runs ``PRAGMA quick_check`` (one pass over the file): writing on into a damaged
+        database could lose what is still readable.
+        """
         if readonly:
-            if not self.path.is_file():
-                raise FileNotFoundError(self.path)
             self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
-        else:
+            tables = {
+                row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            missing = {"spans", "sessions", "results"} - tables
+            if missing:
+                raise sqlite3.DatabaseError(f"no {', '.join(sorted(missing))} table; not an evalkit store")
+            return
+        try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            # FULL: a commit is on disk before the receiver acknowledges it (NORMAL would survive a killed
-            # process but not a power loss).
-            self.db.execute("PRAGMA synchronous=FULL")
-            self.db.executescript(_SCHEMA)
+        except OSError as exc:  # not an OSError to the caller: that would read as "cannot listen"
+            raise EvalkitError(
+                f"{self.folder}: cannot be used as the store folder ({exc.strerror or exc}); "
+                "pass --store a folder evalkit may create or write to"
+            ) from None
+        self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        # FULL: a commit is on disk before the receiver acknowledges it (NORMAL would survive a killed
+        # process but not a power loss).
+        self.db.execute("PRAGMA synchronous=FULL")
+        problems = [row[0] for row in self.db.execute("PRAGMA quick_check")]
+        if problems != ["ok"]:
+            raise sqlite3.DatabaseError(f"damaged: {problems[0]}")
+        self.db.executescript(_SCHEMA)
+
+    def unreadable(self, exc: Exception) -> EvalkitError:
+        """The error for a store file SQLite cannot read: what is wrong, and the two ways out."""
+        return EvalkitError(
+            f"{self.path}: cannot be read as an evalkit store ({exc}); move it aside (e.g. rename it to "
+            f"{FILENAME}.broken) to start a new store, or restore it from a backup"
+        )
 
     def close(self) -> None:
         with self.lock:

@@ -10,16 +10,20 @@ from importlib import resources
 from pathlib import Path
 
 from evalkit.documents.evaluator_maps import BUILTIN_NAMES
+from evalkit.documents.json_input import quote
 from evalkit.errors import EvalkitError
-from evalkit.evaluators.names import NAME_PATTERN, builtin_collision
+from evalkit.evaluators.names import NAME_PATTERN, builtin_collision, name_too_long
 
 
 def scaffold(name: str, custom_dir: str | Path = "custom-evaluators", *, llm: bool = False) -> list[Path]:
     """Create ``custom_dir/name/`` with a working evaluator; returns the files written."""
     if not NAME_PATTERN.match(name):
         raise EvalkitError(
-            f"'{name}' is not a valid evaluator name: start with a letter, then letters, digits or _."
+            f"{quote(name)} is not a valid evaluator name: start with a letter, then letters, digits or _."
         )
+    too_long = name_too_long(name)
+    if too_long:
+        raise EvalkitError(f"{too_long}.")
     if name in BUILTIN_NAMES or builtin_collision(name):
         raise EvalkitError(
             f"'{name}' collides with a built-in evaluator name (compared case-insensitively); "

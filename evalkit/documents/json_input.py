@@ -1,0 +1,326 @@
+"""Reading JSON that users hand to evalkit: eval documents, span files, OTLP request bodies.
+
+Python's ``json`` module accepts inputs that break evalkit further on, so this reader refuses them up front,
+each with a message naming the place (a JSON path such as ``items[1].turns[0]``) and the fix:
+
+* **too large**: a file is read up to a size limit (``EVALKIT_MAX_DOCUMENT_BYTES``, default 256 MiB) and never
+  further, so ``/dev/zero`` or a multi-GB file fails at once instead of exhausting memory;
+* **nested too deeply** (more than ``MAX_DEPTH`` levels of arrays and objects): deeper JSON overflows the
+  parser's recursion (a ``RecursionError`` traceback) or, just under that, the copying and encoding later on;
+* **duplicate keys** in one object: ``json`` silently keeps the last value, so the earlier one is lost data;
+* **lone surrogate escapes** (``"\\ud800"``): a string Python holds but cannot write as UTF-8, so the
+  document validates and the run then crashes writing its results;
+* ``NaN`` / ``Infinity``: not JSON, and other tools cannot read them back.
+
+``parse_json`` raises ``JsonInputError`` (a ``ValueError``) with a message that does not name the source, so
+span loading can turn it into a per-line problem and the OTLP receiver into a 400; ``read_json`` reads a file
+and raises ``DocumentError`` naming it. The checks cost one walk over the parsed containers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import DocumentError, EvalkitError
+
+#: Deepest nesting of arrays and objects accepted. Eval documents and OTLP requests need about ten levels;
+#: the limit leaves room for free-form ``extensions`` and attribute values while keeping every later
+#: recursive step (copying, schema checks, encoding) far from Python's recursion limit.
+MAX_DEPTH = 100
+
+#: Environment variable holding the largest file evalkit reads as a document or span file.
+MAX_BYTES_ENV = "EVALKIT_MAX_DOCUMENT_BYTES"
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+
+#: How much of a user's value an error message quotes.
+QUOTE_LIMIT = 60
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
+_SIZE = re.compile(r"\s*(\d+)\s*([a-z]*)\s*", re.IGNORECASE)
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: A ``\uD800``-``\uDFFF`` escape anywhere in the text (a cheap test: most documents have none).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+class JsonInputError(ValueError):
+    """JSON the reader refuses; the message says where and why, but not which file (the caller adds it).
+
+    ``syntax`` is True when the text is not JSON at all, as opposed to JSON evalkit refuses to keep.
+    """
+
+    syntax = False
+    #: The ``json.JSONDecodeError`` behind a malformed-JSON error (its ``msg``, ``lineno``, ``colno``).
+    decode_error: json.JSONDecodeError | None = None
+
+
+class _Object(dict):
+    """An object that had a key more than once: ``duplicates`` lists the keys, in order of appearance."""
+
+    __slots__ = ("duplicates",)
+
+
+def _hook(found: list) -> Any:
+    """An ``object_pairs_hook`` building plain dicts; an object with a repeated key becomes an ``_Object``
+    naming the keys, and ``found`` gets an entry so the (otherwise skipped) locating walk runs."""
+
+    def object_pairs(pairs: list[tuple[str, Any]]) -> dict:
+        result = dict(pairs)
+        if len(result) == len(pairs):
+            return result
+        marked = _Object(result)
+        seen: set[str] = set()
+        marked.duplicates = [key for key, _ in pairs if key in seen or seen.add(key)]
+        found.append(marked)
+        return marked
+
+    return object_pairs
+
+
+def _refuse_constant(name: str) -> Any:
+    """Reject ``NaN``, ``Infinity`` and ``-Infinity``: they are not JSON and other tools cannot read them."""
+    raise _error(f"malformed JSON: {name} is not valid JSON (use a number or null)", syntax=True)
+
+
+# --------------------------------------------------------------------------------------------------- parsing
+
+
+def parse_json(text: str | bytes) -> Any:
+    """Parse JSON text, refusing what ``json`` would accept but evalkit cannot keep (see the module doc).
+
+    Raises ``JsonInputError``; its ``syntax`` is True when the text is not JSON at all (malformed, or nested
+    beyond what the parser can follow), which span loading takes as a cue to try the text as JSON lines.
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise _error(
+                f"is not UTF-8 text (invalid byte at offset {exc.start}); save it as UTF-8"
+            ) from None
+    found: list = []
+    try:
+        value = json.loads(text, object_pairs_hook=_hook(found), parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        error = _error(f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", syntax=True)
+        error.decode_error = exc
+        raise error from None
+    except RecursionError:
+        raise _error(_too_deep(()), syntax=True) from None
+    surrogates = bool(_SURROGATE_ESCAPE.search(text))
+    if found or surrogates or _depth_exceeded(value):
+        _locate(value, surrogates)
+    return value
+
+
+def _error(message: str, *, syntax: bool = False) -> JsonInputError:
+    error = JsonInputError(message)
+    error.syntax = syntax
+    return error
+
+
+def _object_name(path: tuple) -> str:
+    return format_path(path) if path else "the top-level object"
+
+
+def _too_deep(path: tuple) -> str:
+    where = f" at {format_path(path)}" if path else ""
+    return (
+        f"nested more than {MAX_DEPTH} levels deep{where}; evalkit reads at most {MAX_DEPTH} levels of "
+        "arrays and objects (flatten the data or store it as a string)"
+    )
+
+
+_CONTAINERS = (dict, list, _Object)
+
+
+def _depth_exceeded(value: Any) -> bool:
+    """True when ``value`` nests more than ``MAX_DEPTH`` levels (iterative: the depth is the point)."""
+    if type(value) not in _CONTAINERS:
+        return False
+    containers = _CONTAINERS
+    stack = [(value, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        if depth > MAX_DEPTH:
+            return True
+        depth += 1
+        for child in node if type(node) is list else node.values():
+            if type(child) in containers:
+                push((child, depth))
+    return False
+
+
+def _locate(value: Any, surrogates: bool) -> None:
+    """Walk with paths and raise for the first problem found: too deep, a repeated key, a lone surrogate.
+
+    Only runs when there is one to find (or escapes that may be surrogates), so keeping paths costs nothing
+    on ordinary documents.
+    """
+    if type(value) not in _CONTAINERS:
+        if surrogates and isinstance(value, str):
+            _check_string(value, ())
+        return
+    stack: list[tuple[Any, tuple]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if len(path) >= MAX_DEPTH:
+            raise _error(_too_deep(path))
+        if type(node) is _Object:
+            key = node.duplicates[0]
+            raise _error(
+                f"duplicate key {quote(key)} in {_object_name(path)}: JSON keeps only the last value, so the "
+                "other would be lost; keep one (or rename the other)"
+            )
+        children = list(node.items() if isinstance(node, dict) else enumerate(node))
+        if surrogates:
+            for step, child in children:
+                if type(step) is str:
+                    _check_string(step, path, key=True)
+                if type(child) is str:
+                    _check_string(child, (*path, step))
+        for step, child in reversed(children):  # popped in document order
+            if type(child) in _CONTAINERS:
+                stack.append((child, (*path, step)))
+
+
+def _check_string(text: str, path: tuple, *, key: bool = False) -> None:
+    match = _LONE_SURROGATE.search(text)  # surrogates left in a decoded str are always unpaired
+    if match is None:
+        return
+    what = f"the key {quote(text)} of {_object_name(path)}" if key else format_path(path)
+    escape = f"\\u{ord(match.group()):04x}"
+    raise _error(
+        f"{what} holds a lone surrogate escape ({escape}): it is not a character and cannot be written as "
+        "UTF-8; remove it, or write the character itself (or a complete \\ud83d\\ude00-style pair)"
+    )
+
+
+# --------------------------------------------------------------------------------------------------- reading
+
+
+def max_document_bytes() -> int:
+    """The size limit for documents and span files, from ``EVALKIT_MAX_DOCUMENT_BYTES`` (default 256 MiB).
+
+    The value is bytes, optionally with a unit: ``500MB``, ``2GB`` (powers of 1000) or ``512MiB``, ``1GiB``
+    (powers of 1024).
+    """
+    raw = os.environ.get(MAX_BYTES_ENV, "")
+    if not raw.strip():
+        return DEFAULT_MAX_BYTES
+    match = _SIZE.fullmatch(raw)
+    unit = match.group(2).lower() if match else None
+    if unit not in _UNITS or int(match.group(1)) == 0:
+        raise EvalkitError(
+            f"{MAX_BYTES_ENV}={quote(raw)} is not a size; write a number of bytes, optionally with a unit "
+            "(e.g. 500MB, 2GB, 512MiB)"
+        )
+    return int(match.group(1)) * _UNITS[unit]
+
+
+def read_limited(path: str | Path, limit: int | None = None, *, what: str = "file") -> bytes:
+    """The bytes of ``path``, refusing (``DocumentError``) anything larger than ``limit`` without reading it all.
+
+    Works for devices and pipes too (``/dev/zero`` stops at the limit). ``what`` names the kind of file in
+    messages (``span file``, ``document``).
+    """
+    limit = max_document_bytes() if limit is None else limit
+    source = str(path)
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            data = handle.read(limit + 1) if size <= limit else b""
+    except FileNotFoundError:
+        raise DocumentError(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise DocumentError(f"{source}: is a directory, not a JSON {what}") from None
+    except OSError as exc:
+        raise DocumentError(f"{source}: cannot be read ({exc.strerror or exc})") from None
+    if size > limit or len(data) > limit:
+        raise DocumentError(too_large(source, limit, size if size > limit else None))
+    return data
+
+
+def too_large(source: str, limit: int, size: int | None = None) -> str:
+    """The message for a file over the size limit (``size`` when known), saying how to raise the limit."""
+    actual = f" ({_size(size)})" if size else ""
+    wanted = max(size or 0, limit * 4)
+    suggestion = f"{-(-wanted // 10**9)}GB" if wanted >= 10**9 else f"{-(-wanted // 10**6)}MB"
+    return (
+        f"{source}: is larger than the limit of {_size(limit)}{actual}; split it, or raise the limit with "
+        f"{MAX_BYTES_ENV} (e.g. {MAX_BYTES_ENV}={suggestion})"
+    )
+
+
+def _size(count: int) -> str:
+    """``268435456`` -> ``256 MiB``, ``2000000`` -> ``2 MB``; other sizes in bytes."""
+    units = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10), ("GB", 10**9), ("MB", 10**6), ("KB", 10**3))
+    for unit, factor in units:
+        if count >= factor and count % factor == 0:
+            return f"{count // factor} {unit}"
+    return f"{count:,} bytes"
+
+
+def read_json(path: str | Path) -> Any:
+    """Parse a JSON file, turning every way it can fail into a ``DocumentError`` that names the file.
+
+    A UTF-8 byte-order mark is tolerated (editors on Windows add one); anything else that is not UTF-8, files
+    over the size limit and everything ``parse_json`` refuses are errors.
+    """
+    data = read_limited(path)
+    try:
+        return parse_json(data)
+    except JsonInputError as exc:
+        raise DocumentError(f"{path}: {exc}") from None
+
+
+# ------------------------------------------------------------------------------------------------- wording
+
+
+def format_path(path: Sequence) -> str:
+    """``("items", 1, "turns", 0)`` -> ``items[1].turns[0]``; the root is ``(document)``.
+
+    Long paths keep their first and last steps (a path 100 levels deep would fill the screen).
+    """
+    steps = list(path)
+    if len(steps) > 12:
+        return _join(steps[:6]) + "..." + _join(steps[-4:], tail=True)
+    return _join(steps) or "(document)"
+
+
+def _join(steps: Sequence, tail: bool = False) -> str:
+    text = ""
+    for step in steps:
+        if isinstance(step, int):
+            text += f"[{step}]"
+        elif _IDENTIFIER.match(step):
+            text += f".{clip(step)}" if text or tail else clip(step)
+        else:
+            text += f"[{json.dumps(clip(step), ensure_ascii=False)}]"
+    return text
+
+
+def clip(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was (a 50 MB value must not reach stderr)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 1]}…({len(text):,} characters)"
+
+
+def quote(value: Any, limit: int = QUOTE_LIMIT) -> str:
+    """A user's value as it is shown in messages: strings quoted, others as JSON, both cut to ``limit``."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        return repr(value[: limit - 1]) + f"…({len(value):,} characters)"
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
