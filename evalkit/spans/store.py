@@ -24,6 +24,8 @@ import threading
 import time
 from pathlib import Path
 
+from evalkit.documents.private import private_file, private_folder
+
 FILENAME = "store.sqlite3"
 STATES = ("open", "complete", "evaluated", "skipped")
 
@@ -84,7 +86,9 @@ class Store:
                 raise FileNotFoundError(self.path)
             self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
         else:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            # Spans hold prompts and completions: owner-only folder and files (-wal and -shm follow the db).
+            private_folder(self.folder)
+            private_file(self.path)
             self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")
             # FULL: a commit is on disk before the receiver acknowledges it (NORMAL would survive a killed
