@@ -56,8 +56,14 @@ _NON_WORD = re.compile(r"[^0-9A-Za-z]+")
 _PATTERNS = (
     # scheme://user:password@host -> scheme://***@host (user part: no '/', '@', whitespace or quote)
     (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#'\"<>]+@"), r"\1" + MASK + "@"),
-    # Authorization: Bearer <token>
-    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=\-]{6,}"), r"\1 " + MASK),
+    # Authorization: Bearer <token>, Basic <base64 of user:password>; the token must look like one (a digit,
+    # a symbol or a lower-to-upper case change), so "Bearer tokens" or "basic Authentication" stay as written
+    (
+        re.compile(
+            r"(?i)\b(bearer|basic)\s+(?=[\w.~+/=\-]*?(?:[0-9.~+/=_\-]|(?-i:[a-z][A-Z])))[\w.~+/=\-]{6,}"
+        ),
+        r"\1 " + MASK,
+    ),
     # OpenAI-style keys: sk-..., sk-proj-...
     (re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"), "sk-" + MASK),
     # key-like query parameters
@@ -114,14 +120,32 @@ def register_secrets_of(config: dict | None) -> None:
             register_secrets_of(value)
         elif isinstance(name, str) and is_secret_name(name):
             register_secret(value)
+        elif isinstance(value, str):
+            register_url_credentials(value)
+
+
+def register_url_credentials(url: Any) -> None:
+    """Register the password in a URL's user part (``http://user:password@host``), if it has one."""
+    if isinstance(url, str) and "@" in url and "://" in url:
+        from urllib.parse import urlsplit
+
+        try:
+            register_secret(urlsplit(url.strip()).password)
+        except ValueError:
+            pass
+
+
+@lru_cache(maxsize=4096)
+def _secret_variable(name: str) -> bool:
+    parts = words(name)
+    return bool(parts) and parts[-1] in _SECRET_LAST_WORDS
 
 
 def known_secrets() -> frozenset[str]:
     """The registered secrets and the values of secret-named environment variables."""
     found = set()
     for name, value in os.environ.items():
-        parts = words(name)
-        if parts and parts[-1] in _SECRET_LAST_WORDS and len(value.strip()) >= MIN_SECRET_LENGTH:
+        if _secret_variable(name) and len(value.strip()) >= MIN_SECRET_LENGTH:
             found.add(value.strip())
     with _lock:
         found.update(_registered)
@@ -143,7 +167,18 @@ def redact(text: Any) -> Any:
     """
     if not isinstance(text, str) or not text:
         return text
+    return _redact(text, _secret_pattern(known_secrets()))
+
+
+def redact_many(values: list) -> list:
+    """:func:`redact` over a column's values (the secrets are looked up once)."""
+    if not any(isinstance(v, str) and v for v in values):
+        return list(values)
     pattern = _secret_pattern(known_secrets())
+    return [_redact(v, pattern) if isinstance(v, str) and v else v for v in values]
+
+
+def _redact(text: str, pattern: re.Pattern | None) -> str:
     if pattern is not None:
         text = pattern.sub(MASK, text)
     for shape, replacement in _PATTERNS:
