@@ -21,7 +21,7 @@ from evalkit.evaluators.base import verdict_frame
 from evalkit.judges.cache import cache_key
 from evalkit.judges.models import judge_client
 from evalkit.judges.pool import Call, JudgeFailure
-from evalkit.judges.prompty import BUILTIN_PROMPTS, builtin_prompt
+from evalkit.judges.prompty import BUILTIN_PROMPTS, builtin_prompt, neutralise_role_markers
 
 EMPTY_RESPONSE = "the agent's response is empty; there is nothing to judge"
 
@@ -174,7 +174,8 @@ class BuiltinJudge(LLMJudge):
                     self._tool_evaluator = ToolCallAccuracyEvaluator(
                         model_config=azure_model_config(self.model_config or {})
                     )
-            output = self._tool_evaluator(**inputs)
+            # azure-ai-evaluation renders these into its prompt: no role line in them may start a message
+            output = self._tool_evaluator(**neutralise_role_markers(inputs))
             return {
                 "score": output.get("tool_call_accuracy"),
                 "reason": output.get("tool_call_accuracy_reason", ""),
