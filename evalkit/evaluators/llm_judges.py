@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.documents.evaluator_maps import LLM_BUILTINS
+from evalkit.documents.redaction import redact_url
 from evalkit.evaluators.base import verdict_frame
 from evalkit.judges.cache import cache_key
 from evalkit.judges.models import judge_client
@@ -323,8 +324,9 @@ def grounding(row: dict) -> str:
 
 
 def _model_identity(config: dict) -> dict:
-    """The model part of a cache key: where and what, never the key (the cache drops secrets too)."""
-    return {k: v for k, v in config.items() if "key" not in k.lower()}
+    """The model part of a cache key: where and what, never the key (the cache drops secrets too), nor the
+    credentials in a URL's user part, so rotating them keeps the cache as rotating a key does."""
+    return {k: redact_url(v) for k, v in config.items() if "key" not in k.lower()}
 
 
 def _records(rows) -> list[dict]:
