@@ -204,14 +204,16 @@ def write_spans_jsonl(df: pd.DataFrame, path: str | os.PathLike) -> int:
     redacted (``evalkit.documents.redaction``).
     """
     from evalkit.documents.atomic import atomic_write
-    from evalkit.documents.redaction import redact_many
+    from evalkit.documents.redaction import redact_json_lines
 
     count = 0
     with atomic_write(path) as handle:
         for spans in df["spans"].tolist() if "spans" in df.columns else ():
             docs = spans if isinstance(spans, list) else ()
             # a span may quote a key (an HTTP span's URL with credentials, a header)
-            for line in redact_many([json.dumps(d, ensure_ascii=False, separators=(",", ":")) for d in docs]):
+            for line in redact_json_lines(
+                [json.dumps(d, ensure_ascii=False, separators=(",", ":")) for d in docs]
+            ):
                 handle.write(line + "\n")
                 count += 1
     return count

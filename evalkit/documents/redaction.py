@@ -57,13 +57,13 @@ _NON_WORD = re.compile(r"[^0-9A-Za-z]+")
 # not scanned by the regular expression at all: a span document is redacted in about 5 us instead of 80.
 _PATTERNS = (
     # scheme://user:password@host -> scheme://***@host (user part: no '/', '@', whitespace or quote)
-    ("://", re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#'\"<>]+@"), r"\1" + MASK + "@"),
+    ("//", re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#'\"<>]+@"), r"\1" + MASK + "@"),
     # Authorization: Bearer <token>, Basic <base64 of user:password>; the token must look like one (a digit,
     # a symbol or a lower-to-upper case change), so "Bearer tokens" or "basic Authentication" stay as written
     (
         ("bearer", "basic"),
         re.compile(
-            r"(?i)\b(bearer|basic)\s+(?=[\w.~+/=\-]*?(?:[0-9.~+/=_\-]|(?-i:[a-z][A-Z])))[\w.~+/=\-]{6,}"
+            r"(?i)\b(bearer|basic)[ \t]+(?=[\w.~+/=\-]*?(?:[0-9.~+/=_\-]|(?-i:[a-z][A-Z])))[\w.~+/=\-]{6,}"
         ),
         r"\1 " + MASK,
     ),
@@ -180,14 +180,35 @@ def redact_many(values: list) -> list:
     return [_redact(v, secrets) if isinstance(v, str) and v else v for v in values]
 
 
+def redact_json_lines(texts: list[str]) -> list[str]:
+    """:func:`redact` over JSON texts (which hold no raw newline), in one pass over the whole batch.
+
+    No pattern matches across a newline (nor does a configured secret, which a JSON text cannot hold raw), so
+    the number of lines is kept and the batch is joined by newlines, redacted once and split again:
+    for span documents this costs a fraction of redacting each one (``evalkit spans serve`` stores batches
+    of hundreds). Texts that do hold a newline are redacted one by one.
+    """
+    if not texts:
+        return []
+    joined = "\n".join(texts)
+    parts = redact(joined).split("\n")
+    return parts if len(parts) == len(texts) else redact_many(texts)
+
+
 def _redact(text: str, secrets: tuple[str, ...]) -> str:
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, MASK)
-    lowered = text.lower()
+    lowered = None
     for hints, shape, replacement in _PATTERNS:
-        if any(hint in lowered for hint in ((hints,) if isinstance(hints, str) else hints)):
-            text = shape.sub(replacement, text)
+        if isinstance(hints, str):
+            if hints not in text:
+                continue
+        else:
+            lowered = text.lower() if lowered is None else lowered
+            if not any(hint in lowered for hint in hints):
+                continue
+        text = shape.sub(replacement, text)
     return text
 
 

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from evalkit.documents.private import private_file, private_folder
-from evalkit.documents.redaction import redact, redact_many
+from evalkit.documents.redaction import redact, redact_json_lines
 
 FILENAME = "store.sqlite3"
 STATES = ("open", "complete", "evaluated", "skipped")
@@ -119,7 +119,7 @@ class Store:
         """
         now = time.time() if now is None else now
         # Spans may quote keys (an HTTP span's URL with credentials, a header): stored redacted.
-        texts = redact_many([_dumps(d) for d in docs])
+        texts = redact_json_lines([_dumps(d) for d in docs])
         rows = [
             (d["traceId"], d["spanId"], s, now, text)
             for d, s, text in zip(docs, sessions, texts, strict=True)

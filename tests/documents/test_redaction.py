@@ -88,3 +88,10 @@ def test_records_without_secrets_keep_their_arguments():
     install_log_redaction()
     record = logging.getLogger("evalkit.test").makeRecord("n", logging.INFO, "f", 1, "%d rows", (3,), None)
     assert (record.msg, record.args) == ("%d rows", (3,))
+
+
+def test_json_lines_are_redacted_as_a_batch_and_one_by_one_when_they_hold_newlines():
+    lines = ['{"u":"http://a:b@h/"}', '{"k":"sk-0123456789ab"}', '{"n":1}']
+    assert redaction.redact_json_lines(lines) == ['{"u":"http://***@h/"}', '{"k":"sk-***"}', '{"n":1}']
+    assert redaction.redact_json_lines(["Bearer\nabc123def", "x"]) == ["Bearer\nabc123def", "x"]
+    assert redaction.redact_json_lines([]) == []
