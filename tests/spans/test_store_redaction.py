@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import pandas as pd
 
@@ -55,3 +56,20 @@ def test_spans_jsonl_is_written_redacted(tmp_path):
     path = tmp_path / "spans.jsonl"
     assert write_spans_jsonl(pd.DataFrame({"spans": [spans]}), path) == 1
     assert json.loads(path.read_text())["attributes"]["http.url"] == "http://***@h/v1"
+
+
+def test_the_receiver_token_and_webhook_credentials_are_never_logged(tmp_path, monkeypatch, caplog):
+    from evalkit.spans.online import serve
+
+    monkeypatch.setattr(redaction, "_registered", set())
+    serve(
+        tmp_path / "s",
+        evaluators=[],
+        token="receiver-token-123456",
+        alarm_webhook="https://h:hookpass99@x.org/a",
+    )
+    with caplog.at_level(logging.WARNING, logger="evalkit.spans"):
+        logging.getLogger("evalkit.spans.test").warning(
+            "rejected Bearer receiver-token-123456; hookpass99 failed"
+        )
+    assert caplog.records[-1].getMessage() == "rejected Bearer ***; *** failed"
