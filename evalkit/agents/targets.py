@@ -22,6 +22,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -32,6 +33,8 @@ from evalkit.documents.redaction import redact_url, register_secret, register_ur
 from evalkit.errors import EnvironmentConfigError, EvalkitError
 
 __all__ = ["NO_KEY", "Agent", "Unparseable", "resolve_target"]
+
+log = logging.getLogger("evalkit.agents")
 
 #: The API key sent to an HTTP agent when ``AGENT_API_KEY`` is not set (the openai client insists on one;
 #: local agents ignore it, and one that does not answers 401, which names the variable).
@@ -110,6 +113,7 @@ class _HttpAgent(Agent):
         register_secret(key)
         register_url_credentials(base)
         self.hint = "" if key else " (AGENT_API_KEY is not set)"
+        log.debug("agent: OpenAI-compatible %s model %s", redact_url(base), self.model)
         self.client = openai.OpenAI(base_url=base, api_key=key or NO_KEY, max_retries=0, timeout=timeout)
 
     def __call__(self, prompt: str, history: list[dict], allowed_tools: list | None) -> Any:

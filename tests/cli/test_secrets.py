@@ -136,5 +136,7 @@ def test_an_agent_that_echoes_the_key_leaks_it_nowhere(gateway, project, in_url)
     quoted = "Basic ***" if in_url else "***."
     assert all(f"Incorrect API key provided: {quoted}" in item["error"]["message"] for item in items), items
     assert (project / "out" / "spans.jsonl").is_file()
+    shown = f"http://{'***@' if in_url else ''}127.0.0.1:{gateway.port}/v1"
+    assert f"agent: OpenAI-compatible {shown} model agent-model" in proc.stderr
 
     assert leaks(project, proc) == {}
