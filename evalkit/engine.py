@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.documents.case_table import CASE_COLUMNS
+from evalkit.documents.redaction import install_log_redaction, redact, redact_many, register_secrets_of
 from evalkit.documents.statuses import apply_statuses
 from evalkit.errors import EnvironmentConfigError
 from evalkit.evaluators.base import RESULT_COLUMNS, error_frame, score_column
@@ -65,6 +66,7 @@ def evaluate(
         progress: show a progress bar (default: when the run takes more than a moment).
     """
     quiet_llm_libraries()  # before custom evaluators or judges import promptflow / azure-ai-evaluation
+    install_log_redaction()  # no key in any log line, promptflow's and openai's included
     table = _complete(df.copy())
     table.attrs = dict(df.attrs)
     meta = dict(table.attrs.get("evalkit") or {})
@@ -292,7 +294,8 @@ def _score_one(evaluator, rows: _Rows, mask: np.ndarray, *, adhoc: bool) -> list
             parts.append(evaluator.score(subset, configs))
         except Exception as exc:  # noqa: BLE001 - one evaluator's crash must not lose the others' results
             log.debug("evaluator %s crashed", evaluator.name, exc_info=True)
-            parts.append(error_frame(subset.index, f"{type(exc).__name__}: {exc}", code="evaluatorError"))
+            message = redact(f"{type(exc).__name__}: {exc}")
+            parts.append(error_frame(subset.index, message, code="evaluatorError"))
     return parts
 
 
@@ -314,6 +317,8 @@ def _attach(table: pd.DataFrame, key: str, parts: list[pd.DataFrame]) -> None:
             values = np.full(n, np.nan if column == "score" else None, dtype=object)
         for positions, source in sources:
             values[positions] = source
+        if column == "error":  # messages from servers and user code: no key leaves the process
+            values[:] = redact_many(values.tolist())
         table[target] = values
 
 
@@ -374,6 +379,7 @@ def _prepare_judges(
     if config is None:
         what = ", ".join(llm)
         raise EnvironmentConfigError(MISSING_JUDGE_MESSAGE.format(what=f"The LLM evaluator(s) {what}"))
+    register_secrets_of(config)
     log.debug("judge model: %s", describe(config))
     pool.cache = _open_cache(cache)
     for name in llm:

@@ -200,14 +200,20 @@ def _plain(value: Any) -> Any:
 def write_spans_jsonl(df: pd.DataFrame, path: str | os.PathLike) -> int:
     """Write every row's ``spans`` to ``path`` as JSON lines (atomically); returns how many were written.
 
-    The file is what ``evalkit.spans.load`` reads (the CloudWatch ``aws/spans`` form), one span per line.
+    The file is what ``evalkit.spans.load`` reads (the CloudWatch ``aws/spans`` form), one span per line,
+    redacted (``evalkit.documents.redaction``).
     """
     from evalkit.documents.atomic import atomic_write
+    from evalkit.documents.redaction import redact_json_lines
 
     count = 0
     with atomic_write(path) as handle:
         for spans in df["spans"].tolist() if "spans" in df.columns else ():
-            for doc in spans if isinstance(spans, list) else ():
-                handle.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
+            docs = spans if isinstance(spans, list) else ()
+            # a span may quote a key (an HTTP span's URL with credentials, a header)
+            for line in redact_json_lines(
+                [json.dumps(d, ensure_ascii=False, separators=(",", ":")) for d in docs]
+            ):
+                handle.write(line + "\n")
                 count += 1
     return count

@@ -22,15 +22,19 @@ import importlib
 import importlib.util
 import inspect
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evalkit.documents.redaction import redact_url, register_secret, register_url_credentials
 from evalkit.errors import EnvironmentConfigError, EvalkitError
 
 __all__ = ["NO_KEY", "Agent", "Unparseable", "resolve_target"]
+
+log = logging.getLogger("evalkit.agents")
 
 #: The API key sent to an HTTP agent when ``AGENT_API_KEY`` is not set (the openai client insists on one;
 #: local agents ignore it, and one that does not answers 401, which names the variable).
@@ -85,7 +89,8 @@ def _accepts(fn: Callable, name: str) -> bool:
 class _HttpAgent(Agent):
     """An OpenAI-compatible chat-completions endpoint; the thread's history is sent as the messages.
 
-    Model: the URL's ``#model`` fragment, else ``AGENT_MODEL``. Key: ``AGENT_API_KEY``. The client does not
+    Model: the URL's ``#model`` fragment, else ``AGENT_MODEL``. Key: ``AGENT_API_KEY`` (registered for
+    redaction, as are credentials in the URL's user part, which no message shows). The client does not
     retry (``max_retries=0``): retries are ``run_agent``'s. The body is parsed here, so a body that is not
     chat-completions JSON is ``agentResponseUnparseable``. ``citations`` on the message or the body, when a
     list, are taken too. The tool allowlist is not sent: a plain endpoint has no tool schemas to send.
@@ -102,10 +107,13 @@ class _HttpAgent(Agent):
         self.model = fragment or os.environ.get("AGENT_MODEL") or ""
         if not self.model:
             raise EnvironmentConfigError(
-                f"Agent target '{url}': no model name. Set AGENT_MODEL or add it to the URL as '#model'."
+                f"Agent target '{redact_url(url)}': no model name. Set AGENT_MODEL or add it to the URL as '#model'."
             )
         key = os.environ.get("AGENT_API_KEY")
+        register_secret(key)
+        register_url_credentials(base)
         self.hint = "" if key else " (AGENT_API_KEY is not set)"
+        log.debug("agent: OpenAI-compatible %s model %s", redact_url(base), self.model)
         self.client = openai.OpenAI(base_url=base, api_key=key or NO_KEY, max_retries=0, timeout=timeout)
 
     def __call__(self, prompt: str, history: list[dict], allowed_tools: list | None) -> Any:

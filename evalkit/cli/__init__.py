@@ -1,7 +1,9 @@
 """The ``evalkit`` command line: ``run``, ``validate``, ``new``, ``cache``, ``compare``, ``report``, ``spans``.
 
 User mistakes print ``Error: ...`` with no traceback and exit with the code the mistake calls for:
-2 invalid input or evaluator configuration, 3 missing environment configuration.
+2 invalid input or evaluator configuration, 3 missing environment configuration. Everything the command
+prints to stderr (errors, warnings, log lines, even an unexpected traceback) is redacted
+(``evalkit.documents.redaction``): no configured key or credential-shaped text reaches the terminal.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import warnings
 
 from evalkit import __version__
 from evalkit.cli import cache, compare, new, report, run, spans, validate
+from evalkit.documents.redaction import install_log_redaction, redact
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,7 +28,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"Warning: {message}", file=sys.stderr)
+    print(redact(f"Warning: {message}"), file=sys.stderr)
+
+
+def _redacted_excepthook(kind, value, tb) -> None:
+    """An unexpected error still prints its traceback, without the keys its messages may quote."""
+    import traceback
+
+    sys.stderr.write(redact("".join(traceback.format_exception(kind, value, tb))))
 
 
 def setup_logging(level: str = "warning") -> None:
@@ -46,12 +56,14 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    install_log_redaction()
     setup_logging(getattr(args, "log_level", "warning"))
     warnings.showwarning = _show_warning
+    sys.excepthook = _redacted_excepthook
     try:
         return args.func(args)
     except EvalkitError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+        print(redact(f"Error: {exc}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)

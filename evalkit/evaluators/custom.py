@@ -31,6 +31,7 @@ from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.span_docs import SpanDocumentEvaluator
 from evalkit.judges.pool import JudgeFailure
 from evalkit.judges.prompty import load as load_prompty
+from evalkit.judges.prompty import neutralise_role_markers
 
 log = logging.getLogger("evalkit.custom")
 
@@ -195,7 +196,9 @@ class CustomJudge(LLMJudge):
 
     def make_call(self, row, config):
         instance = self._instance(config)
-        inputs = {k: row[k] for k in _INPUTS}
+        # The wrapper substitutes these into its .prompty: a role line in the agent's response (or in any
+        # input) must not start a message of its own, whichever renderer the wrapper uses.
+        inputs = {k: neutralise_role_markers(row[k]) for k in _INPUTS}
 
         def run() -> dict:
             if isinstance(instance, JudgeFailure):

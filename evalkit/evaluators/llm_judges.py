@@ -17,11 +17,12 @@ from typing import Any
 import numpy as np
 
 from evalkit.documents.evaluator_maps import LLM_BUILTINS
+from evalkit.documents.redaction import redact_url
 from evalkit.evaluators.base import verdict_frame
 from evalkit.judges.cache import cache_key
 from evalkit.judges.models import judge_client
 from evalkit.judges.pool import Call, JudgeFailure
-from evalkit.judges.prompty import BUILTIN_PROMPTS, builtin_prompt
+from evalkit.judges.prompty import BUILTIN_PROMPTS, builtin_prompt, neutralise_role_markers
 
 EMPTY_RESPONSE = "the agent's response is empty; there is nothing to judge"
 
@@ -174,7 +175,8 @@ class BuiltinJudge(LLMJudge):
                     self._tool_evaluator = ToolCallAccuracyEvaluator(
                         model_config=azure_model_config(self.model_config or {})
                     )
-            output = self._tool_evaluator(**inputs)
+            # azure-ai-evaluation renders these into its prompt: no role line in them may start a message
+            output = self._tool_evaluator(**neutralise_role_markers(inputs))
             return {
                 "score": output.get("tool_call_accuracy"),
                 "reason": output.get("tool_call_accuracy_reason", ""),
@@ -322,8 +324,9 @@ def grounding(row: dict) -> str:
 
 
 def _model_identity(config: dict) -> dict:
-    """The model part of a cache key: where and what, never the key (the cache drops secrets too)."""
-    return {k: v for k, v in config.items() if "key" not in k.lower()}
+    """The model part of a cache key: where and what, never the key (the cache drops secrets too), nor the
+    credentials in a URL's user part, so rotating them keeps the cache as rotating a key does."""
+    return {k: redact_url(v) for k, v in config.items() if "key" not in k.lower()}
 
 
 def _records(rows) -> list[dict]:

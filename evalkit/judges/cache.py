@@ -15,6 +15,9 @@ The store is one SQLite file in WAL mode (:func:`cache_dir` / ``judge-cache.sqli
 the reason a run fails: a database that cannot be opened or read (corrupt, not SQLite, unwritable, made by a
 newer evalkit) logs one warning and the run goes on with a disabled cache that stores nothing. The file is
 left as it is for the user to inspect or delete; ``evalkit cache info`` reports why it is unusable.
+
+The cache holds prompts' inputs and the judges' answers, so it is owner-only: its folder is created ``0700``
+and the database (with its ``-wal`` and ``-shm`` files) is ``0600`` (``evalkit.documents.private``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ import json
 import logging
 import math
 import os
-import re
 import sqlite3
 import sys
 import threading
@@ -32,6 +34,11 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from evalkit.documents.private import private_file, private_folder
+from evalkit.documents.redaction import is_secret_name, redact_secrets
+
+__all__ = ["JudgeCache", "NullCache", "cache_dir", "cache_key", "is_secret_name", "redact_secrets"]
 
 log = logging.getLogger(__name__)
 
@@ -44,26 +51,6 @@ DEFAULT_FILENAME = "judge-cache.sqlite3"
 CHUNK = 500
 #: Seconds a connection waits for another writer (another thread or another evalkit process).
 BUSY_TIMEOUT = 30.0
-
-# Words that make a model field a secret. Matched against the words of the field name ("api_key", "apiKey",
-# "Ocp-Apim-Subscription-Key", "azure_ad_token_provider"), never as substrings: "max_tokens" is a parameter
-# that changes the judgement and must stay in the key.
-_SECRET_WORDS = frozenset(
-    {
-        "key",
-        "apikey",
-        "token",
-        "password",
-        "passwd",
-        "secret",
-        "secrets",
-        "credential",
-        "credentials",
-        "authorization",
-    }
-)
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_NON_WORD = re.compile(r"[^0-9A-Za-z]+")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS judge_cache (
@@ -101,27 +88,6 @@ def cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
     return base / "evalkit"
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether a field named ``name`` holds a secret: one of its words is key, token, password, secret ..."""
-    words = _NON_WORD.split(_CAMEL.sub("_", name).lower())
-    compact = "".join(words)
-    return compact in _SECRET_WORDS or any(word in _SECRET_WORDS for word in words)
-
-
-def redact_secrets(obj: Any) -> Any:
-    """A copy of ``obj`` without the dict fields whose names are secret (see :func:`is_secret_name`).
-
-    Recurses through dicts, lists and tuples, so ``{"default_headers": {"api-key": ...}}`` loses the header.
-    """
-    if isinstance(obj, dict):
-        return {
-            k: redact_secrets(v) for k, v in obj.items() if not (isinstance(k, str) and is_secret_name(k))
-        }
-    if isinstance(obj, (list, tuple)):
-        return [redact_secrets(v) for v in obj]
-    return obj
 
 
 def _json_default(obj: Any) -> Any:
@@ -248,7 +214,8 @@ class JudgeCache:
     def __init__(self, path: Path | str | None = None):
         self._setup(path, reason=None)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(self.path.parent)
+            private_file(self.path)
             self._db = self._open()
         except (sqlite3.Error, OSError) as exc:
             self._disable(f"cannot open {self.path}: {exc}")

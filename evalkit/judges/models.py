@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from evalkit.documents.redaction import redact_url, register_secrets_of
+
 DEFAULT_AZURE_API_VERSION = "2024-12-01-preview"
 
 MISSING_JUDGE_MESSAGE = (
@@ -36,8 +38,17 @@ def _environment(project: Path | None = None) -> dict[str, str]:
 
 
 def judge_config(project: Path | None = None) -> dict | None:
-    """The judge model configuration found in the environment, or None when there is none."""
-    env = _environment(project)
+    """The judge model configuration found in the environment, or None when there is none.
+
+    Its key is registered for redaction (``evalkit.documents.redaction``), also when it comes from a
+    ``.env`` file, so no message evalkit stores or prints can show it.
+    """
+    config = _judge_config(_environment(project))
+    register_secrets_of(config)
+    return config
+
+
+def _judge_config(env: dict[str, str]) -> dict | None:
     endpoint = env.get("AZURE_AI_OPENAI_ENDPOINT") or env.get("AZURE_OPENAI_ENDPOINT")
     deployment = env.get("AZURE_AI_MODEL_NAME") or env.get("AZURE_OPENAI_DEPLOYMENT")
     if endpoint and deployment:
@@ -59,10 +70,11 @@ def judge_config(project: Path | None = None) -> dict | None:
 
 
 def describe(config: dict) -> str:
-    """A one-line description of a judge configuration that never shows the key."""
+    """A one-line description of a judge configuration that never shows the key, nor credentials in the
+    URL's user part (``http://***@host/v1``)."""
     if "azure_endpoint" in config:
-        return f"Azure OpenAI {config['azure_endpoint']} deployment {config['azure_deployment']} (api {config['api_version']})"
-    return f"OpenAI-compatible {config['base_url']} model {config['model']}"
+        return f"Azure OpenAI {redact_url(config['azure_endpoint'])} deployment {config['azure_deployment']} (api {config['api_version']})"
+    return f"OpenAI-compatible {redact_url(config['base_url'])} model {config['model']}"
 
 
 def judge_client(config: dict, *, timeout: float = 120.0):
@@ -73,6 +85,7 @@ def judge_client(config: dict, *, timeout: float = 120.0):
     """
     import openai
 
+    register_secrets_of(config)
     if "azure_endpoint" in config:
         options = {
             "azure_endpoint": config["azure_endpoint"],

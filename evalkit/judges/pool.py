@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalkit.documents.redaction import redact
+
 log = logging.getLogger("evalkit.judges")
 
 
@@ -52,12 +54,16 @@ class Outcome:
 
 
 class JudgeFailure(Exception):
-    """A judge call that failed in a known way; ``code`` is the upstream error code."""
+    """A judge call that failed in a known way; ``code`` is the upstream error code.
+
+    The message is redacted here (``evalkit.documents.redaction``): servers echo keys in their errors, and
+    this message goes into results, logs and the terminal.
+    """
 
     def __init__(
         self, message: str, code: str = "evaluatorError", *, retryable: bool = False, retry_after=None
     ):
-        super().__init__(message)
+        super().__init__(redact(message))
         self.code = code
         self.retryable = retryable
         self.retry_after = retry_after

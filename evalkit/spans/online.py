@@ -38,6 +38,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from evalkit.documents.redaction import install_log_redaction, register_secret, register_url_credentials
 from evalkit.errors import EvalkitError
 from evalkit.spans.exports import NAMESPACE, PassRateAlarm, export_results
 from evalkit.spans.intake import MAX_BODY, IntakeHandler, ingest_request
@@ -106,6 +107,9 @@ class OnlineEvaluation:
         self.sampling = float(sampling)
         self.filters = [f if isinstance(f, Filter) else Filter(f) for f in filters]
         self.token = token
+        register_secret(token)  # never in a log line (a request's headers, an error)
+        register_url_credentials(alarm_webhook)
+        install_log_redaction()
         self.alarm_threshold = alarm_threshold
         self.alarm_window = parse_duration(alarm_window)
         self.alarm_webhook = alarm_webhook

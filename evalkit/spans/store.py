@@ -13,6 +13,10 @@
 Why this shape: a span is committed (``synchronous=FULL``) before the receiver answers 200, so an
 acknowledged span survives a crash; a session is marked ``evaluated`` in the same transaction that stores its
 results, so a crash either keeps both or neither, and a session is never evaluated twice nor forgotten.
+
+Spans hold prompts and completions, so the folder is created ``0700`` and the database files are ``0600``
+(``evalkit.documents.private``); span documents and results are stored redacted
+(``evalkit.documents.redaction``), so a key quoted in a span attribute or an evaluator's error is not kept.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ import threading
 import time
 from pathlib import Path
 
+from evalkit.documents.private import private_file, private_folder
+from evalkit.documents.redaction import redact, redact_json_lines
 from evalkit.errors import EvalkitError
 
 FILENAME = "store.sqlite3"
@@ -104,7 +110,9 @@ class Store:
                 raise sqlite3.DatabaseError(f"no {', '.join(sorted(missing))} table; not an evalkit store")
             return
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            # Spans hold prompts and completions: owner-only folder and files (-wal and -shm follow the db).
+            private_folder(self.folder)
+            private_file(self.path)
         except OSError as exc:  # not an OSError to the caller: that would read as "cannot listen"
             raise EvalkitError(
                 f"{self.folder}: cannot be used as the store folder ({exc.strerror or exc}); "
@@ -144,7 +152,12 @@ class Store:
         or ``skipped`` session is stored but does not trigger a second evaluation.
         """
         now = time.time() if now is None else now
-        rows = [(d["traceId"], d["spanId"], s, now, _dumps(d)) for d, s in zip(docs, sessions, strict=True)]
+        # Spans may quote keys (an HTTP span's URL with credentials, a header): stored redacted.
+        texts = redact_json_lines([_dumps(d) for d in docs])
+        rows = [
+            (d["traceId"], d["spanId"], s, now, text)
+            for d, s, text in zip(docs, sessions, texts, strict=True)
+        ]
         with self.lock:
             db = self.db
             db.execute("BEGIN IMMEDIATE")
@@ -251,12 +264,12 @@ class Store:
                             r["context"]["spanContext"].get("spanId"),
                             r.get("label"),
                             r.get("value"),
-                            r.get("explanation"),
+                            redact(r.get("explanation")),
                             r.get("errorCode"),
                             int(r["passed"]),
                             r.get("service"),
                             now,
-                            _dumps(r),
+                            redact(_dumps(r)),  # an evaluator's errorMessage may quote a key
                         )
                         for r in results
                     ],

@@ -115,6 +115,8 @@ def parse_request(
     bearer = lowered.get("authorization", "")
     if key is None and bearer.lower().startswith("bearer "):
         key = bearer[7:].strip()
+    elif key is None and bearer:
+        key = bearer  # another scheme (Basic ...): the credentials as presented
     body: Any = None
     if raw:
         try:

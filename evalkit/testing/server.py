@@ -33,7 +33,7 @@ Endpoints
     ``n`` > 1 gives n identical choices.
 
 What it answers (first that applies)
-    1. ``require_key`` set and the key differs: 401 ``invalid_api_key``.
+    1. ``require_key`` set and the key differs: 401 ``invalid_api_key`` (quoting the key with ``echo_key``).
     2. A queued fault (``fail_next``), else a random fault (``fail_randomly``, seeded RNG).
     3. ``script``: a callable ``script(request) -> Reply | str | dict | None`` or a list of replies consumed
        in order. A str is the message content, a dict is JSON-encoded as the content, None (or an exhausted
@@ -102,6 +102,9 @@ class ModelServer:
     may be reassigned at any time.
     ``latency``: seconds added to every chat-completions response. ``seed``: for ``fail_randomly``.
     ``require_key``: when set, requests must carry this key (``api-key`` or ``Authorization: Bearer``).
+    ``echo_key``: a 401 for a wrong key quotes the presented key (or, without one, the ``Authorization``
+    header as sent, ``Basic ...`` included) in its message, as some gateways do (``Incorrect API key
+    provided: sk-...``), for tests that a key never leaks into what evalkit writes.
     ``host`` / ``port``: where to listen; port 0 picks a free port.
     """
 
@@ -112,11 +115,13 @@ class ModelServer:
         seed: int = 0,
         *,
         require_key: str | None = None,
+        echo_key: bool = False,
         host: str = "127.0.0.1",
         port: int = 0,
     ):
         self.latency = latency
         self.require_key = require_key
+        self.echo_key = echo_key
         self._host, self._port = host, port
         self._lock = threading.Lock()
         self._requests: list[dict] = []
@@ -288,7 +293,8 @@ class ModelServer:
     def _chat(self, record: dict, key: str | None) -> Response:
         latency = float(self.latency or 0.0)
         if self.require_key is not None and key != self.require_key:
-            return error_response(401, delay=latency)
+            detail = f"Incorrect API key provided: {key}." if self.echo_key else None
+            return error_response(401, detail, delay=latency)
         if record["api"] == "azure" and not record["query"].get("api-version"):
             return error_response(400, "Missing required query parameter 'api-version'.", delay=latency)
         body = record["body"]
