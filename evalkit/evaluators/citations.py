@@ -1,7 +1,10 @@
 """Citations: counts the distinct cited sources in a response, in the citation styles a format allows.
 
-Scored column-wise: rows are grouped by their options (see ``options``), and one compiled regex runs over
-the responses of each format that contain a marker opener at all.
+Scored column-wise: rows are grouped by their options (see ``options``); per format, one compiled regex
+runs over the responses that contain a bracket at all, and one for bare URLs over those containing "://"
+(100,000 rows of ~20 words, three quarters of them citing, take ~2.5 s with every style on a loaded 2-core
+VM, about twice what ``mixed`` took when it counted only numbered markers: most of the time is building the
+per-row ``details``).
 
 Citations (score field ``count``: int; threshold, default 1, pass when count >= threshold)
     The evaluator reference (seed 001) counts "citation references in the agent's response, such as [1],
@@ -71,15 +74,18 @@ CITATION_FORMATS = tuple(FORMAT_STYLES)
 DEFAULT_CITATION_FORMAT = "mixed"
 _SEQUENCES = (list, tuple, np.ndarray)  # nested lists read back from Parquet arrive as object arrays
 
-#: One pass finds every style; a match is classified afterwards (a markdown link is one marker, and a URL
-#: inside a link's or an image's parentheses is never also a bare URL).
+#: One pass finds the bracketed styles; a match is classified afterwards (a markdown link is one marker).
+#: ``findall`` gives one tuple per match: (oai index, "[label]", "(target)"), empty strings for the parts
+#: that did not match (brackets and parentheses are kept so that an empty ``[]`` or ``()`` is told apart).
 _MARKER = re.compile(
-    r"【0*(?P<oai>[1-9][0-9]*)(?::[0-9]+)?†[^】]*】"
+    r"【0*([1-9][0-9]*)(?::[0-9]+)?†[^】]*】"
     r"|!\[[^\[\]\n]*\]\([^)]*\)"  # an image, skipped whole
-    r"|\[(?P<label>[^\[\]\n]*)\](?:\((?P<target>[^)]*)\))?"
-    r"|(?P<url>https?://[^\s<>\[\]()\"'`】]+)"
+    r"|(\[[^\[\]\n]*\])(\([^)]*\))?"
 )
-_NUMBER = re.compile(r"[0-9]+")
+#: Bare URLs, in a second pass over the texts that hold "://": a URL right after "](" is a link's or an
+#: image's target, read (or skipped) by the first pass.
+_BARE_URL = re.compile(r"(?<!\]\()https?://[^\s<>\[\]()\"'`】]+")
+_NUMBER = re.compile(r"\[[0-9]+\]").fullmatch
 _TRAILING = ".,;:!?'\""
 #: Per style, a substring a response must contain to hold such a citation (a cheap test that skips the
 #: regex for most rows).
@@ -91,24 +97,27 @@ def _citations_in(text: str, styles: frozenset) -> tuple[list[int], list[tuple[s
     indices: set[int] = set()
     numbered_urls: set[str] = set()
     links: dict[str, str] = {}
-    for match in _MARKER.finditer(text):
-        oai, label, target, url = match.group("oai", "label", "target", "url")
-        if oai is not None:
-            if _OAI in styles:
-                indices.add(int(oai))
-        elif label is not None:
-            source = target.split()[0].strip("<>") if target and target.split() else ""
-            if _NUMBER.fullmatch(label):
-                index = int(label)
-                style = _BRACKET if target is None else _NUMBERED_LINK
-                if index and style in styles:
-                    indices.add(index)
-                    if source:
-                        numbered_urls.add(source)
-            elif target is not None and source and _HYPERLINK in styles:
-                links.setdefault(source, label.strip())
-        elif url is not None and _URL in styles:
+    if "[" in text or "【" in text:
+        for oai, label, target in _MARKER.findall(text):
+            if oai:
+                if _OAI in styles:
+                    indices.add(int(oai))
+            elif label:
+                parts = target[1:-1].split() if target else ()
+                source = parts[0].strip("<>") if parts else ""
+                if _NUMBER(label):
+                    index = int(label[1:-1])
+                    if index and (_NUMBERED_LINK if target else _BRACKET) in styles:
+                        indices.add(index)
+                        if source:
+                            numbered_urls.add(source)
+                elif source and _HYPERLINK in styles:
+                    links.setdefault(source, label[1:-1].strip())
+    if _URL in styles and "://" in text:
+        for url in _BARE_URL.findall(text):
             links.setdefault(url.rstrip(_TRAILING), "")
+    if not links:
+        return sorted(indices), []
     return sorted(indices), [(u, t) for u, t in links.items() if u not in numbered_urls]
 
 
