@@ -200,7 +200,9 @@ class Citations:
         """One regex pass per citation format over the rows that use it; thresholds applied per row."""
         n = len(rows)
         good, bad = parse_groups(self.name, rows, configs, self._parse)
-        _warn_unknown([unknown for (_, _, unknown), _ in good if unknown is not None])
+        _warn_unknown(
+            rows, [(unknown, positions) for (_, _, unknown), positions in good if unknown is not None]
+        )
         responses = text_column(rows, "response")
         recorded = rows["citations"].tolist() if "citations" in rows.columns else [None] * n
         count = np.zeros(n, dtype=np.int64)
@@ -232,18 +234,36 @@ class Citations:
         return scored_frame(rows, count, threshold, result, reason, details, bad)
 
 
-def _warn_unknown(values: list[str]) -> None:
-    """One warning for the run, naming every unknown ``citation_format`` value and the accepted ones."""
-    if values:
-        unknown = ", ".join(repr(v) for v in sorted(set(values)))
-        accepted = ", ".join(f"'{c}'" for c in CITATION_FORMATS)
-        log.warning(
-            "Citations: unknown citation_format %s, read as the default (every citation style, as '%s'); "
-            "accepted values: %s",
-            unknown,
-            DEFAULT_CITATION_FORMAT,
-            accepted,
-        )
+def _warn_unknown(rows: pd.DataFrame, unknown: list[tuple[str, np.ndarray]]) -> None:
+    """One warning for the run, naming every unknown ``citation_format`` value (with the document and the
+    first item using it) and the accepted ones."""
+    if not unknown:
+        return
+    first: dict[str, int] = {}
+    for value, positions in unknown:
+        first[value] = min(first.get(value, len(rows)), int(positions.min()))
+    items = rows["item"].tolist() if "item" in rows.columns else None
+    turns = rows["turn"].tolist() if "turn" in rows.columns else None
+    named = []
+    for value in sorted(first):
+        where = ""
+        if items is not None:
+            turn = turns[first[value]] if turns is not None else None
+            where = f" (items[{items[first[value]]}]" + (
+                "" if turn is None or pd.isna(turn) else f".turns[{turn}]"
+            )
+            where += ")"
+        named.append(f"{value!r}{where}")
+    source = (rows.attrs.get("evalkit") or {}).get("source")
+    accepted = ", ".join(f"'{c}'" for c in CITATION_FORMATS)
+    log.warning(
+        "%sCitations: unknown citation_format %s, read as the default (every citation style, as '%s'); "
+        "write one of %s to count only some styles",
+        f"{source}: " if source else "",
+        ", ".join(named),
+        DEFAULT_CITATION_FORMAT,
+        accepted,
+    )
 
 
 def _citation_reasons(counts: np.ndarray, limits: np.ndarray, fmt: str) -> np.ndarray:

@@ -6,6 +6,7 @@ four of upstream's own samples) is accepted; any other string reads as the defau
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pandas as pd
@@ -108,3 +109,30 @@ def test_upstream_samples_with_inline_score_without_errors(reference, upstream_s
         entry = {"count": int(row["score"]), "result": row["result"], "threshold": int(row["threshold"])}
         entry.update(row["details"])
         assert not list(validator.iter_errors(entry)), entry
+
+
+def test_unknown_format_warning_names_the_document_and_the_item(tmp_path, caplog):
+    doc = {
+        "schemaVersion": "1.11.0",
+        "default_evaluators": {"Citations": {}},
+        "items": [
+            {"prompt": "p", "response": "x [1]"},
+            {
+                "turns": [
+                    {"prompt": "a", "response": "b"},
+                    {
+                        "prompt": "c",
+                        "response": "[1]",
+                        "evaluators": {"Citations": {"citation_format": "APA"}},
+                    },
+                ]
+            },
+        ],
+    }
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    with caplog.at_level(logging.WARNING, logger="evalkit"):
+        scored = evalkit.evaluate(evalkit.load(path), progress=False)
+    assert scored["citations_result"].tolist() == ["pass", "fail", "pass"]
+    (message,) = [r.getMessage() for r in caplog.records if r.name == "evalkit.evaluators.citations"]
+    assert message.startswith(f"{path}: Citations: unknown citation_format 'APA' (items[1].turns[1])")
