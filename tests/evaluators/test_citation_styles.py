@@ -10,6 +10,7 @@ import json
 import logging
 
 import pandas as pd
+import pytest
 
 import evalkit
 from evalkit.evaluators.citations import CITATION_FORMATS, Citations
@@ -90,18 +91,21 @@ def test_unknown_format_reads_as_the_default_with_one_warning_per_run(caplog):
         assert word in warnings[0]
 
 
-def test_upstream_samples_with_inline_score_without_errors(reference, upstream_schema):
+@pytest.mark.parametrize("sample", ["hr_benefits_leave", "hr_onboarding_policies", "prompts_rag_grounding"])
+def test_upstream_samples_with_inline_score_without_errors(reference, upstream_schema, sample):
+    """Every upstream sample that uses citation_format "inline" (an error result per row before)."""
     import jsonschema
 
-    df = evalkit.load(reference / "m365-copilot-eval/samples/hr_benefits_leave.json")
+    df = evalkit.load(reference / f"m365-copilot-eval/samples/{sample}.json")
     asking = [i for i, m in enumerate(df["evaluators"]) if "Citations" in (m or {})]
-    assert len(asking) >= 4
-    rows = df.iloc[asking].copy()
-    rows["response"] = "Submit it in the [HR portal](https://contoso/hr) [1]."
     configs = [df["evaluators"].iloc[i]["Citations"] for i in asking]
-    assert "inline" in {c.get("citation_format") for c in configs}
+    assert "inline" in {(c or {}).get("citation_format") for c in configs}
+    rows = df.iloc[asking].copy()
+    rows["response"] = "Submit it in the [HR portal](https://contoso/hr) [1], see https://contoso/faq."
     out = Citations().score(rows, configs)
-    assert set(out["result"]) == {"pass"} and set(out["score"]) == {2}
+    assert "error" not in set(out["result"])
+    inline = [i for i, c in enumerate(configs) if (c or {}).get("citation_format") == "inline"]
+    assert set(out["score"].iloc[inline]) == {3}  # [1], the hyperlink and the bare URL
     validator = jsonschema.Draft202012Validator(
         {"$ref": "#/$defs/CitationScore", "$defs": upstream_schema["$defs"]}
     )
