@@ -17,11 +17,15 @@ object or as OTLP JSON key/value lists; both read the same here.
   ``traceloop.entity.name``, else the span name without ``execute_tool ``.
 - Agent-level spans: ``gen_ai.operation.name == "invoke_agent"``, ``traceloop.span.kind``
   ``agent``/``workflow``, or a name starting with ``invoke_agent``.
-- Response text (tool spans excluded): the first of ``gen_ai.task.output``, ``traceloop.entity.output``,
-  ``gen_ai.completion.0.content``, ``gen_ai.completion``, ``output.value``, else the ``message`` of
-  ``gen_ai.choice`` events; JSON values are unwrapped to the assistant's text (the last assistant message
-  of a ``messages`` list; ``text``/``content`` blocks). Per trace, agent-level spans are preferred over the
-  LLM spans below them, and identical texts are kept once.
+- Response text (tool spans excluded), from the sources the AgentCore fact sheet lists: the first of
+  ``gen_ai.task.output``, ``traceloop.entity.output``, ``gen_ai.completion.0.content``,
+  ``gen_ai.completion``, ``output.value``; else the ``message`` of ``gen_ai.choice`` events; else the
+  ``content`` of ``gen_ai.user.message`` events (so a trace that recorded only the user's message is read,
+  not reported as having no output, while a user message beside a recorded answer never stands in for
+  it). JSON values are unwrapped to the assistant's text (the last assistant message of a ``messages``
+  list; ``text``/``content`` blocks); a user message's ``{"role": "user", "content": ...}`` to its
+  content. Per trace, agent-level spans are preferred over the LLM spans below them, and identical texts
+  are kept once.
 - Trace ids compare case-insensitively, the X-Ray form ``1-5759e988-bd86...`` folded to 32 hex digits.
 """
 
@@ -196,12 +200,34 @@ def span_response(span: dict, attrs: dict) -> str:
     events = span.get("events")
     if not isinstance(events, list):
         return ""
-    choices = [
-        text_of(attributes(ev).get("message"))
-        for ev in events
-        if isinstance(ev, dict) and ev.get("name") == "gen_ai.choice"
-    ]
-    return "\n".join(text for text in choices if text.strip()).strip()
+    for name, key, read in RESPONSE_EVENTS:
+        texts = [
+            read(attributes(ev).get(key)) for ev in events if isinstance(ev, dict) and ev.get("name") == name
+        ]
+        text = "\n".join(text for text in texts if text.strip()).strip()
+        if text:
+            return text
+    return ""
+
+
+def user_message_text(value) -> str:
+    """The text of a ``gen_ai.user.message`` event's ``content``: a string, content blocks, or a
+    ``{"role": "user", "content": ...}`` message (whose role would make ``text_of`` skip it)."""
+    if isinstance(value, str) and value.strip()[:1] == "{":
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    if isinstance(value, dict) and "content" in value:
+        value = value["content"]
+    return text_of(value)
+
+
+#: Span events that carry response text, in order of preference: (event name, attribute, reader).
+RESPONSE_EVENTS = (
+    ("gen_ai.choice", "message", lambda value: text_of(value)),
+    ("gen_ai.user.message", "content", lambda value: user_message_text(value)),
+)
 
 
 def text_of(value, depth: int = 0) -> str:

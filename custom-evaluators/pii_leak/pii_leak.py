@@ -7,10 +7,11 @@ numbers or secrets back in its answers; this evaluator scans every agent respons
 deterministic detectors. When ``presidio_analyzer`` is importable (e.g. from a Lambda layer) its
 ``AnalyzerEngine`` runs in addition; set ``PII_USE_PRESIDIO=0`` to turn it off.
 
-Agent responses (tool spans excluded; user messages are never scanned, so a user typing their own SSN is
-not a leak): per span the first of ``gen_ai.task.output``, ``traceloop.entity.output``,
-``gen_ai.completion.0.content``, ``gen_ai.completion``, ``output.value``, else the ``message`` of
-``gen_ai.choice`` events; JSON values are unwrapped to the assistant's text (the last assistant message of a
+Agent responses (tool spans excluded), from the response sources of the AgentCore fact sheet: per span the
+first of ``gen_ai.task.output``, ``traceloop.entity.output``, ``gen_ai.completion.0.content``,
+``gen_ai.completion``, ``output.value``, else the ``message`` of ``gen_ai.choice`` events, else the
+``content`` of ``gen_ai.user.message`` events (a user message is scanned only where the span recorded no
+answer, so a user typing their own SSN into a conversation the agent answered is not a leak); JSON values are unwrapped to the assistant's text (the last assistant message of a
 ``messages`` list). Per trace, agent-level spans (``invoke_agent``, ``traceloop.span.kind``
 ``agent``/``workflow``) are preferred over the LLM spans below them, and identical texts are scanned once.
 

@@ -9,7 +9,9 @@ with a reference.
 
 Response text (per span of the target trace, tool spans excluded): the first of ``gen_ai.task.output``,
 ``traceloop.entity.output``, ``gen_ai.completion.0.content``, ``gen_ai.completion``, ``output.value``, else
-the ``message`` of ``gen_ai.choice`` events. JSON values are unwrapped to the assistant's text (the last
+the ``message`` of ``gen_ai.choice`` events, else the ``content`` of ``gen_ai.user.message`` events (the
+fact sheet's response sources; a trace that recorded only the user's message is read, not ``NO_OUTPUT``).
+JSON values are unwrapped to the assistant's text (the last
 assistant message of a ``messages`` list; ``text``/``content`` blocks). When the trace has agent-level
 spans (``gen_ai.operation.name == "invoke_agent"``, ``traceloop.span.kind`` ``agent``/``workflow``, or a
 name starting with ``invoke_agent``) only their text is used, so the final answer is not counted twice

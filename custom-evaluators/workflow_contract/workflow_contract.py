@@ -20,13 +20,13 @@ order violation of the groups around it). Because the check runs against the lat
 earlier satisfied groups, market data fetched before the broker was identified is a violation even when the
 profile step in between was itself out of order.
 
-Value = in-order satisfied groups / groups, where a satisfied group whose first call comes before the
-previous satisfied group's first call does not count. With every group in order this is the seed's
-"satisfied groups / groups"; an order violation always lowers the score, so a run that touches the profile
-before identifying the broker never scores like a compliant one. Labels: ``PASS`` 1.0 (all groups, in
-order); ``OUT_OF_ORDER`` (all groups called, at least one violation; value < 1, at least 1 / groups);
-``PARTIAL`` (some groups missing; violations among the present ones lower the value too); ``FAIL`` 0.0 (no
-group satisfied, including sessions without tool calls). A malformed event gives ``InvalidInput``, a bad
+Value = satisfied groups / groups, as the fact sheet (``agentcore-code-evaluators.md``) defines it: order
+does not change the value, it changes the label and the explanation. Labels: ``PASS`` 1.0 (all groups, in
+order); ``OUT_OF_ORDER`` (at least one order violation, whether or not a group is missing: the value still
+counts every satisfied group, so a session with all groups called but one out of order scores 1.0 and is
+told apart by its label); ``PARTIAL`` (some groups missing, no violation); ``FAIL`` 0.0 (no group
+satisfied, including sessions without tool calls). The explanation lists the missing groups, every order
+violation (which calls, which spans) and the call sequence. A malformed event gives ``InvalidInput``, a bad
 ``WORKFLOW_GROUPS`` gives ``InvalidConfiguration``; the handler never raises.
 """
 
@@ -143,13 +143,13 @@ def score(groups: list[list[str]], calls: list[tuple[str, str]]) -> dict:
             latest = (number, first)
 
     satisfied = len(groups) - len(missing)
-    value = round(counted / len(groups), 4)
+    value = round(satisfied / len(groups), 4)
     if satisfied == 0:
         label = "FAIL"
-    elif missing:
-        label = "PARTIAL"
     elif violations:
         label = "OUT_OF_ORDER"
+    elif missing:
+        label = "PARTIAL"
     else:
         label = "PASS"
     sequence = " -> ".join(name for name, _ in calls[:12]) + (" -> ..." if len(calls) > 12 else "")

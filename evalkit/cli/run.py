@@ -40,6 +40,11 @@ def register(subparsers) -> None:
         help="the agent under test: path/to/file.py:function, package.module:function, or an OpenAI-compatible "
         "http(s):// endpoint (model from AGENT_MODEL or URL#model, key from AGENT_API_KEY)",
     )
+    parser.add_argument(
+        "--evaluate-only",
+        action="store_true",
+        help="score the responses recorded in DOC without calling an agent (upstream 1.10); not with --agent",
+    )
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the judge cache")
     parser.add_argument(
         "--judge-timeout", metavar="SECONDS", type=float, default=120.0, help="per judge call (default 120)"
@@ -84,6 +89,12 @@ def _run(args) -> int:
     from evalkit.reporting.run_files import save_results
 
     started = time.perf_counter()
+    if getattr(args, "evaluate_only", False) and args.agent:
+        raise EvalkitError(
+            f"--evaluate-only scores the responses recorded in {args.document} and calls no agent, so it "
+            f"cannot be combined with --agent {args.agent}: drop --agent to score the recorded responses, or "
+            "drop --evaluate-only to send the prompts to the agent."
+        )
     path = Path(args.document)
     df = documents.load(path)
     scored = engine.evaluate(

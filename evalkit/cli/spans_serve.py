@@ -36,14 +36,21 @@ def register(commands) -> None:
         "--session-timeout",
         metavar="DURATION",
         default="15m",
-        help="inactivity after which a session is complete: 15m, 1h, 30s (default 15m)",
+        help="inactivity after which a session is complete, 1m-1440m as AgentCore: 15m, 90s, 2h (default 15m)",
     )
     sv.add_argument(
         "--sampling",
         metavar="PERCENT",
         type=_percentage,
         default=100.0,
-        help="percentage of sessions evaluated, 0-100 (default 100), decided by a hash of the session id",
+        help="percentage of sessions evaluated, 0.01-100 as AgentCore (default 100), decided by a hash of "
+        "the session id",
+    )
+    sv.add_argument(
+        "--config-name",
+        metavar="NAME",
+        help="online evaluation configuration name, written to results.jsonl and metrics.jsonl as "
+        "onlineEvaluationConfigId (default: the store folder's name)",
     )
     sv.add_argument(
         "--evaluator",
@@ -101,13 +108,16 @@ def _percentage(text: str) -> float:
         value = float(text.rstrip("%"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a percentage") from None
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage between 0 and 100")
     return value
 
 
 def serve_main(args) -> int:
     from evalkit.spans.online import serve
+    from evalkit.spans.session_tracking import check_sampling, check_session_timeout, parse_duration
+
+    # AgentCore's ranges, checked before anything is loaded or bound (exit 2, naming the range)
+    check_sampling(args.sampling, "--sampling")
+    check_session_timeout(parse_duration(args.session_timeout), args.session_timeout, "--session-timeout")
 
     server = serve(
         args.store,
@@ -124,6 +134,7 @@ def serve_main(args) -> int:
         alarm_webhook=args.alarm_webhook,
         namespace=args.namespace,
         evaluator_timeout=args.timeout,
+        config_name=args.config_name,
     )
     try:
         server.start()

@@ -92,3 +92,22 @@ def resolve_allowed_tools(
     if mode == "replace":
         return list(dict.fromkeys(own))
     return list(dict.fromkeys(allow_list(default_allowed_tools, "default_allowed_tools") + own))
+
+
+#: Options evalkit reads in a seed form the upstream schema does not allow: (evaluator, option) whose value
+#: may be one string (the seed's options table types it as ``string``) where upstream wants an array.
+_STRING_OR_LIST_OPTIONS = (("RetrievalQuery", "includes"), ("RetrievalQuery", "excludes"))
+
+
+def upstream_evaluator_map(evaluators: Any) -> Any:
+    """The evaluator map as the upstream schema writes it: a one-string ``includes`` / ``excludes`` as a
+    one-element list. Written results stay valid against upstream; the input map is not changed."""
+    if not isinstance(evaluators, dict):
+        return evaluators
+    changed = None
+    for name, option in _STRING_OR_LIST_OPTIONS:
+        options = evaluators.get(name)
+        if isinstance(options, dict) and isinstance(options.get(option), str):
+            changed = changed if changed is not None else dict(evaluators)
+            changed[name] = {**changed[name], option: [options[option]]}
+    return evaluators if changed is None else changed

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit.documents.evaluator_maps import upstream_evaluator_map
 from evalkit.documents.results import iter_score_collections
 from evalkit.documents.statuses import thread_summary
 
@@ -27,7 +28,10 @@ def to_document(df: pd.DataFrame) -> dict[str, Any]:
 def document_root(df: pd.DataFrame) -> dict[str, Any]:
     """The document's fields other than ``items`` (schemaVersion, metadata, defaults, root extras)."""
     meta = df.attrs.get("evalkit", {})
-    return copy.deepcopy(meta.get("document") or {"schemaVersion": "1.11.0"})
+    root = copy.deepcopy(meta.get("document") or {"schemaVersion": "1.11.0"})
+    if "default_evaluators" in root:
+        root["default_evaluators"] = upstream_evaluator_map(root["default_evaluators"])
+    return root
 
 
 def iter_items(df: pd.DataFrame) -> Iterator[dict]:
@@ -85,6 +89,8 @@ def iter_items(df: pd.DataFrame) -> Iterator[dict]:
     ) in rows:
         src = src if isinstance(src, dict) else {}
         entry = dict(src)
+        if "evaluators" in entry:
+            entry["evaluators"] = upstream_evaluator_map(entry["evaluators"])
         entry["prompt"] = prompt
         _put_text(entry, src, "expected_response", expected)
         _put_text(entry, src, "context", context)

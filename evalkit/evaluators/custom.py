@@ -29,7 +29,7 @@ from evalkit.evaluators.base import verdict_frame
 from evalkit.evaluators.contract import ContractError, read_score, signature_message
 from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.span_docs import SpanDocumentEvaluator
-from evalkit.judges.pool import JudgeFailure
+from evalkit.judges.pool import JudgeFailure, find_error
 from evalkit.judges.prompty import load as load_prompty
 from evalkit.judges.prompty import neutralise_role_markers
 
@@ -37,6 +37,14 @@ log = logging.getLogger("evalkit.custom")
 
 _LLM_HINTS = re.compile(r"load_flow|promptflow|model_config|\.prompty")
 _INPUTS = ("prompt", "response", "expected_response", "context")
+#: Errors a judge wrapper raises when it cannot read the model's answer (see ``CustomJudge``).
+_READING_ERRORS = (KeyError, IndexError, AttributeError, ValueError, TypeError)
+#: What to check when a custom judge's answer cannot be read (the seed's troubleshooting entry for "could not
+#: parse score").
+UNPARSEABLE_HINT = (
+    "Check that the .prompty has response_format: {type: json_object} (or a JSON schema) and asks for "
+    '{"score": ..., "reason": ...}.'
+)
 
 
 class RowEvaluator:
@@ -205,14 +213,42 @@ class CustomJudge(LLMJudge):
                 raise instance
             try:
                 return instance(**inputs)
-            except TypeError as exc:
-                raise JudgeFailure(signature_message(exc)) from exc
-            except ValueError as exc:
-                if isinstance(exc, json.JSONDecodeError):
-                    raise JudgeFailure(f"could not parse score: {exc}", "judgeOutputUnparseable") from exc
+            except JudgeFailure:
+                raise
+            except Exception as exc:  # noqa: BLE001 - user code; what is not recognised here is re-raised
+                # Whatever the response format: promptflow parsing a json_object answer, the wrapper's own
+                # json.loads of a text answer, or the wrapper reading a score the answer does not hold.
+                garbled = find_error(exc, json.JSONDecodeError)
+                if garbled is not None:
+                    raise JudgeFailure(
+                        f"could not parse score: the judge's answer is not well-formed JSON ({garbled}). "
+                        f"{UNPARSEABLE_HINT}",
+                        "judgeOutputUnparseable",
+                    ) from exc
+                if isinstance(exc, _READING_ERRORS) and self._reading_the_answer(exc):
+                    raise JudgeFailure(
+                        f"could not parse score: {self.name}.py could not read the judge's answer "
+                        f"({type(exc).__name__}: {exc}). {UNPARSEABLE_HINT}",
+                        "judgeOutputUnparseable",
+                    ) from exc
+                if isinstance(exc, TypeError):
+                    raise JudgeFailure(signature_message(exc)) from exc
                 raise
 
         return run
+
+    def _reading_the_answer(self, exc: BaseException) -> bool:
+        """Whether ``exc`` was raised by the wrapper's own code (its innermost frame is in ``<name>.py``),
+        not by a library it called and not by the call itself (a signature mistake): a KeyError, TypeError,
+        IndexError, AttributeError or ValueError there is the wrapper failing to read the judge's answer
+        (``data["score"]`` on an answer without one, on ``null`` or a list; ``int("five")``)."""
+        tb = exc.__traceback__
+        depth, last = 0, None
+        while tb is not None:
+            depth, last = depth + 1, tb
+            tb = tb.tb_next
+        wrapper = (self.folder / f"{self.name}.py").resolve()
+        return depth > 1 and Path(last.tb_frame.f_code.co_filename).resolve() == wrapper
 
     def cache_inputs(self, row, config):
         return {**{k: row[k] for k in _INPUTS}, "options": config.get("options") or {}}

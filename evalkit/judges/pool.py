@@ -262,7 +262,12 @@ def classify(exc: BaseException) -> JudgeFailure:
     garbled = find_error(exc, json.JSONDecodeError)
     if garbled is not None or "invalid output" in str(exc).lower():
         detail = garbled or exc
-        return JudgeFailure(f"could not parse the judge's answer ({detail})", "judgeOutputUnparseable")
+        return JudgeFailure(
+            f"could not parse score: the judge's answer is not well-formed JSON ({detail})",
+            "judgeOutputUnparseable",
+        )
+    if "invalid score value" in str(exc).lower():  # azure-ai-evaluation read JSON without a usable score
+        return JudgeFailure(f"could not parse score: {exc}", "judgeOutputUnparseable")
     if isinstance(exc, TimeoutError):
         return JudgeFailure(f"the judge call timed out ({exc})", "judgeTimeout", retryable=True)
     return JudgeFailure(f"{type(exc).__name__}: {exc}", "evaluatorError")

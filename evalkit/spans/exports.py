@@ -2,7 +2,8 @@
 
 * ``DIR/results.jsonl``: one OTel ``gen_ai.evaluation.result`` event per line;
 * ``DIR/metrics.jsonl``: CloudWatch Embedded Metric Format, namespace ``Bedrock-AgentCore/Evaluations``,
-  metric name = evaluator name, dimensions ``service.name`` and ``label``.
+  metric name = evaluator name, dimensions ``service.name``, ``label`` and (for results stamped with one)
+  ``onlineEvaluationConfigId``, the online evaluation configuration, which result events carry as well.
 
 Each line carries the result's ``sequence`` number (its row in the store); an export appends the results after
 the last complete line, so after a crash it resumes without repeating or losing one (a torn last line is cut
@@ -28,6 +29,8 @@ log = logging.getLogger("evalkit.spans.online")
 NAMESPACE = "Bedrock-AgentCore/Evaluations"
 RESULTS_FILE = "results.jsonl"
 METRICS_FILE = "metrics.jsonl"
+#: AgentCore's dimension for the online evaluation configuration a result was produced under.
+CONFIG_ID = "onlineEvaluationConfigId"
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -59,19 +62,22 @@ def metric_record(namespace: str, seq: int, timestamp: float, entry: dict) -> di
         value = 1.0 if entry["passed"] else 0.0
     name = entry["evaluatorName"]
     ctx = entry["context"]["spanContext"]
+    config_id = entry.get(CONFIG_ID)
+    dimensions = ["service.name", "label"] + ([CONFIG_ID] if config_id is not None else [])
     record = {
         "_aws": {
             "Timestamp": int(timestamp * 1000),
             "CloudWatchMetrics": [
                 {
                     "Namespace": namespace,
-                    "Dimensions": [["service.name", "label"]],
+                    "Dimensions": [dimensions],
                     "Metrics": [{"Name": name, "Unit": "None"}],
                 }
             ],
         },
         "service.name": entry.get("service") or "unknown",
         "label": entry.get("label") or entry.get("errorCode") or "ERROR",
+        **({CONFIG_ID: config_id} if config_id is not None else {}),
         name: value,
         "session.id": ctx.get("sessionId"),
         "sequence": seq,
@@ -101,6 +107,8 @@ def result_event(seq: int, timestamp: float, entry: dict) -> dict:
     if "spanId" in ctx:
         attributes["span_id"] = ctx["spanId"]
     attributes["service.name"] = entry.get("service") or "unknown"
+    if entry.get(CONFIG_ID) is not None:
+        attributes[CONFIG_ID] = entry[CONFIG_ID]
     return {
         "name": "gen_ai.evaluation.result",
         "attributes": attributes,

@@ -16,14 +16,16 @@ This is the local counterpart of AgentCore Evaluations' online mode, with the sa
 * **Durability** (``store``). Spans are committed to ``DIR/store.sqlite3`` before the 200: an acknowledged
   span is never lost, and duplicates (exporter retries) are ignored.
 * **Sessions** (``session_tracking``). A session is complete after ``session_timeout`` seconds without a new
-  span; sampling is decided by a hash of the session id, so a restart decides the same way; ``filters``
+  span (at most 1440 minutes, as AgentCore); sampling (0.01-100 %, as AgentCore) is decided by a hash of the
+  session id, so a restart decides the same way; ``filters``
   select the sessions to evaluate.
 * **Evaluation** (``session_evaluation``). Up to 10 evaluators (as AgentCore allows; code-based and
   LLM-as-judge ones such as ``Builtin.Helpfulness``, judged through one ``SpanJudges``: the model from the
   environment, the judge pool and cache) run on each sampled complete session, once; the results and the
   ``evaluated`` mark are committed together.
 * **Outputs** (``exports``). ``DIR/results.jsonl`` (OTel ``gen_ai.evaluation.result`` events) and
-  ``DIR/metrics.jsonl`` (CloudWatch EMF), resumed after a crash; with ``alarm_threshold``, an alarm when an
+  ``DIR/metrics.jsonl`` (CloudWatch EMF), both carrying the configuration name (``config_name``, default the
+  store folder's name) as AgentCore's ``onlineEvaluationConfigId``, resumed after a crash; with ``alarm_threshold``, an alarm when an
   evaluator's pass rate over ``alarm_window`` drops below it.
 
 ``online_views`` reads a store back (``online_frame``, ``status``, ``pass_rate_over_time``).
@@ -47,7 +49,13 @@ from evalkit.spans.judge_runner import SpanJudges, needs_judges
 from evalkit.spans.lambda_runner import MAX_EVALUATORS
 from evalkit.spans.llm_evaluator import LLMSpanEvaluator
 from evalkit.spans.session_evaluation import evaluate_session, load_evaluator
-from evalkit.spans.session_tracking import Filter, parse_duration
+from evalkit.spans.session_tracking import (
+    SESSION_TIMEOUT_MINUTES_RANGE,
+    Filter,
+    check_sampling,
+    check_session_timeout,
+    parse_duration,
+)
 from evalkit.spans.span_evaluator import SpanEvaluator
 from evalkit.spans.store import Store
 
@@ -80,14 +88,14 @@ class OnlineEvaluation:
         max_body: int = MAX_BODY,
         evaluator_timeout: float = DEFAULT_TIMEOUT,
         judges: SpanJudges | None = None,
+        config_name: str | None = None,
     ):
         evaluators = list(evaluators)
         if len(evaluators) > MAX_EVALUATORS:
             raise EvalkitError(
                 f"{len(evaluators)} evaluators: an online evaluation takes at most {MAX_EVALUATORS}"
             )
-        if not 0 <= sampling <= 100:
-            raise EvalkitError(f"sampling {sampling!r} is not a percentage between 0 and 100")
+        check_sampling(sampling)
         if alarm_threshold is not None and not 0 <= alarm_threshold <= 1:
             raise EvalkitError(f"alarm threshold {alarm_threshold!r} is not a rate between 0 and 1")
         self.evaluators = [
@@ -104,6 +112,11 @@ class OnlineEvaluation:
         self.folder = Path(store)
         self.host, self.requested_port = host, port
         self.session_timeout = parse_duration(session_timeout)
+        if self.session_timeout > SESSION_TIMEOUT_MINUTES_RANGE[1] * 60:
+            check_session_timeout(self.session_timeout, session_timeout)
+        self.config_name = config_name or self.folder.resolve().name or "online"
+        if not isinstance(self.config_name, str) or not self.config_name.strip():
+            raise EvalkitError(f"configuration name {config_name!r}: write a non-empty name")
         self.sampling = float(sampling)
         self.filters = [f if isinstance(f, Filter) else Filter(f) for f in filters]
         self.token = token
@@ -211,6 +224,7 @@ class OnlineEvaluation:
                     self.filters,
                     self.evaluator_timeout,
                     self.judges,
+                    config_id=self.config_name,
                 )
             export_results(self.folder, store, self.namespace)
         if finished:

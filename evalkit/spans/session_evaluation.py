@@ -47,8 +47,14 @@ def evaluate_session(
     filters: list[Filter],
     timeout: float,
     judges: SpanJudges | None = None,
+    *,
+    config_id: str | None = None,
 ) -> bool:
-    """Evaluate (or skip) one complete session and commit the outcome; whether the session was finished."""
+    """Evaluate (or skip) one complete session and commit the outcome; whether the session was finished.
+
+    Each result is stamped with ``config_id`` (the online evaluation configuration, AgentCore's
+    ``onlineEvaluationConfigId``) when one is given, so exports after a restart keep the name it ran under.
+    """
     if not is_sampled or not evaluators:
         return store.finish(session_id, "skipped", [])
     docs = store.session_documents(session_id)
@@ -61,6 +67,8 @@ def evaluate_session(
     for entry in results:
         entry["passed"] = passed(entry)
         entry["service"] = service
+        if config_id is not None:
+            entry["onlineEvaluationConfigId"] = config_id
     return store.finish(session_id, "evaluated", results)
 
 

@@ -2,9 +2,11 @@
 
 A session is complete after ``session_timeout`` seconds without a new span (by received time; the store keeps
 the clock). Sampling is decided by a hash of the session id, ``sha256(id) % 10000 < sampling * 100``, so every
-process (and a restart) decides the same way for the same session. Filters (``KEY=VALUE``, ``KEY!=VALUE``,
-``KEY~=VALUE``, ``KEY>NUMBER``, ``KEY<NUMBER`` on span or resource attributes) must each be satisfied by at
-least one span of a session for it to be evaluated. A span without ``session.id`` joins the session of its
+process (and a restart) decides the same way for the same session. AgentCore's ranges are kept: sampling
+0.01-100 % (``check_sampling``), session timeout 1-1440 minutes (``check_session_timeout``; the command line
+applies both bounds, the Python API only the upper one, so tests and demos can use seconds). Filters
+(``KEY=VALUE``, ``KEY!=VALUE``, ``KEY~=VALUE``, ``KEY>NUMBER``, ``KEY<NUMBER`` on span or resource
+attributes) must each be satisfied by at least one span of a session for it to be evaluated. A span without ``session.id`` joins the session of its
 trace, also when the trace's other spans came in an earlier request.
 """
 
@@ -20,6 +22,11 @@ from evalkit.spans.span_frame import session_id_of
 
 if TYPE_CHECKING:
     from evalkit.spans.store import Store
+
+#: AgentCore's ranges for an online evaluation configuration (``samplingPercentage``,
+#: ``sessionTimeoutMinutes``).
+SAMPLING_RANGE = (0.01, 100.0)
+SESSION_TIMEOUT_MINUTES_RANGE = (1.0, 1440.0)
 
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*")
 _UNITS = {"ms": 0.001, "s": 1.0, None: 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -37,6 +44,32 @@ def parse_duration(text: str | float) -> float:
     if not value > 0:
         raise EvalkitError(f"{text!r}: a duration must be more than 0")
     return value
+
+
+def check_sampling(percentage: float, option: str = "sampling") -> float:
+    """``percentage`` when it is in AgentCore's sampling range 0.01-100 %; else an error naming the range."""
+    low, high = SAMPLING_RANGE
+    if (
+        isinstance(percentage, bool)
+        or not isinstance(percentage, (int, float))
+        or not low <= percentage <= high
+    ):
+        raise EvalkitError(
+            f"{option} {percentage!r}: AgentCore samples {low:g}-{high:g} % of sessions; "
+            f"write a percentage from {low:g} to {high:g}"
+        )
+    return float(percentage)
+
+
+def check_session_timeout(seconds: float, text: str | float, option: str = "session timeout") -> float:
+    """``seconds`` when it is in AgentCore's session timeout range 1-1440 minutes; else an error naming it."""
+    low, high = SESSION_TIMEOUT_MINUTES_RANGE
+    if not low * 60 <= seconds <= high * 60:
+        raise EvalkitError(
+            f"{option} {text}: AgentCore's session timeout is {low:g}-{high:g} minutes "
+            f"(got {seconds / 60:g}); write 1m to 1440m (24h)"
+        )
+    return seconds
 
 
 def sampled(session_id: str, percentage: float) -> bool:

@@ -141,9 +141,13 @@ def test_schema_differs_from_upstream_only_where_intended():
         pytest.skip(f"{upstream_path} not found")
     ours = _without_annotations(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
     theirs = _without_annotations(json.loads(upstream_path.read_text(encoding="utf-8")))
-    # The seed (evaluator reference) wins over upstream on exactly these two points.
+    # The seed (evaluator reference) wins over upstream on exactly these points.
     theirs["$defs"]["ExactMatchOptions"]["properties"]["case_sensitive"]["default"] = True
     del theirs["$defs"]["RetrievalResultOptions"]["required"]
+    for option in ("includes", "excludes"):  # a string is one substring (the seed's options table)
+        theirs["$defs"]["RetrievalQueryOptions"]["properties"][option].update(
+            type=["string", "array"], minLength=1
+        )
     assert ours == theirs
 
 

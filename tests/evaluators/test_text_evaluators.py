@@ -334,12 +334,12 @@ def test_citations_contract():
     assert TEXT_EVALUATORS == {"ExactMatch": ExactMatch, "PartialMatch": PartialMatch, "Citations": Citations}
 
 
-def test_citations_default_format_is_oai_unicode():
-    # Only the two 【】 markers count by default; [3] is a bracket marker.
+def test_citations_default_format_counts_every_style():
+    # Seed over upstream: with no citation_format the two 【】 markers and the bracket [3] all count.
     row = one(Citations(), "See 【1:0†doc】 and 【2:3†web page, p. 4】 and [3].")
-    assert (row["score"], row["result"], row["threshold"]) == (2, "pass", 1)
-    assert row["details"] == {"format": "oai_unicode", "citations": [{"index": 1}, {"index": 2}]}
-    assert row["reason"] == "Found 2 citations (oai_unicode); at least 1 required"
+    assert (row["score"], row["result"], row["threshold"]) == (3, "pass", 1)
+    assert row["details"] == {"format": "mixed", "citations": [{"index": 1}, {"index": 2}, {"index": 3}]}
+    assert row["reason"] == "Found 3 citations (mixed); at least 1 required"
 
 
 def test_citations_oai_unicode_markers():
@@ -403,8 +403,8 @@ def test_citations_recorded_index_read_back_as_string_or_numpy():
 def test_citations_none_found():
     row = one(Citations(), "No sources here.")
     assert (row["score"], row["result"]) == (0, "fail")
-    assert row["details"] == {"format": "oai_unicode", "citations": []}
-    assert row["reason"] == "Found 0 citations (oai_unicode); at least 1 required"
+    assert row["details"] == {"format": "mixed", "citations": []}
+    assert row["reason"] == "Found 0 citations (mixed); at least 1 required"
 
 
 def test_citations_threshold_boundary():
@@ -436,8 +436,8 @@ def test_citations_configuration_errors(options, option):
     assert f"'{option}'" in row["error"]
 
 
-def test_citations_unknown_format_lists_the_valid_ones():
-    out = run(Citations(), ["[1]", "【1:0†d】"], configs=[{"citation_format": "inline"}, {}])
+def test_citations_non_string_format_lists_the_valid_ones():
+    out = run(Citations(), ["[1]", "【1:0†d】"], configs=[{"citation_format": ["mixed"]}, {}])
     bad = out.iloc[0]
     assert (bad["result"], bad["code"]) == ("error", CONFIG_ERROR)
     for fmt in ("'inline'", "'oai_unicode'", "'bracket'", "'markdown'", "'mixed'"):
@@ -450,14 +450,14 @@ def test_citations_rows_with_different_formats_in_one_call():
     response = "See [1] and [2](u) and 【3:0†d】"
     configs = [{"citation_format": f} for f in ("oai_unicode", "bracket", "markdown", "mixed")] + [{}]
     out = run(Citations(), [response] * 5, configs=configs, index=list("abcde"))
-    # oai: {3}; bracket: {1, 2}; markdown: {2}; mixed: {1, 2, 3}; default oai: {3}
-    assert out["score"].tolist() == [1, 2, 1, 3, 1]
+    # oai: {3}; bracket: {1, 2}; markdown: {2}; mixed: {1, 2, 3}; default (every style): {1, 2, 3}
+    assert out["score"].tolist() == [1, 2, 1, 3, 3]
     assert [d["format"] for d in out["details"]] == [
         "oai_unicode",
         "bracket",
         "markdown",
         "mixed",
-        "oai_unicode",
+        "mixed",
     ]
     assert out["details"].iloc[1] is not out["details"].iloc[2]
 
@@ -508,7 +508,7 @@ def _entries(out: pd.DataFrame, field: str, with_threshold: bool) -> list[dict]:
             Citations(),
             "CitationScore",
             ["[1](u) and 【2:0†d】", "none", "[1]"],
-            [{"citation_format": "mixed"}, {}, {"citation_format": "inline"}],
+            [{"citation_format": "mixed"}, {}, {"citation_format": 3}],
         ),
     ],
 )

@@ -175,7 +175,8 @@ def test_sdk_protobuf_export_is_evaluated_into_results_and_metrics(server_factor
     directive = emf["_aws"]["CloudWatchMetrics"][0]
     assert directive["Namespace"] == "Bedrock-AgentCore/Evaluations"
     assert directive["Metrics"][0]["Name"] == "check"
-    assert directive["Dimensions"] == [["service.name", "label"]]
+    assert directive["Dimensions"] == [["service.name", "label", "onlineEvaluationConfigId"]]
+    assert emf["onlineEvaluationConfigId"] == "store"  # the store folder's name by default
     assert emf["service.name"] == "market-agent" and emf["label"] == "FAIL" and emf["check"] == 0.0
 
     frame = online_frame(tmp_path / "store")
