@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from evalkit.analysis.formatting import count
 from evalkit.analysis.summaries import (
     STATUS_ROW,
     STATUSES,
@@ -159,7 +160,7 @@ def score_distribution(df: pd.DataFrame, key: str) -> go.Figure:
     figure = go.Figure(trace)
     _layout(
         figure,
-        f"Scores of {name} ({len(values)} rows)",
+        f"Scores of {name} ({count(len(values), 'row')})",
         xaxis={"title": {"text": "score"}, **({"type": "category"} if is_bool or judge else {})},
         yaxis={"title": {"text": "rows"}},
         bargap=0.1,
@@ -183,7 +184,7 @@ def status_breakdown(df: pd.DataFrame) -> go.Figure:
             name="rows",
         )
     )
-    _layout(figure, f"Row status ({total} rows)", yaxis={"title": {"text": "rows"}})
+    _layout(figure, f"Row status ({count(total, 'row')})", yaxis={"title": {"text": "rows"}})
     return figure
 
 
@@ -249,7 +250,7 @@ def thread_turns(df: pd.DataFrame) -> go.Figure:
     )
     _layout(
         figure,
-        f"Thread turns ({len(order)} threads)",
+        f"Thread turns ({count(len(order), 'thread')})",
         xaxis={"title": {"text": "turn"}, "dtick": 1},
         yaxis={"autorange": "reversed", "type": "category"},
     )
@@ -407,7 +408,7 @@ def agreement_heatmap(judge_scores: Sequence[Any], human_scores: Sequence[Any]) 
     parts.append("kappa n/a" if math.isnan(stats["kappa"]) else f"kappa {stats['kappa']:.2f}")
     _layout(
         figure,
-        f"Judge vs human ({stats['n']} rows): " + ", ".join(parts),
+        f"Judge vs human ({count(stats['n'], 'row')}): " + ", ".join(parts),
         xaxis={"title": {"text": "judge"}, "type": "category", "side": "bottom"},
         yaxis={"title": {"text": "human"}, "type": "category", "autorange": "reversed"},
     )

@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit.analysis.formatting import count, plural
 from evalkit.analysis.summaries import STATUS_ROW, STATUSES, scored_evaluators, status_counts, summary
 from evalkit.documents.atomic import atomic_write
 from evalkit.reporting.inline import asset, csp_hash, script_safe_json
@@ -116,7 +117,7 @@ def _counts_html(df: pd.DataFrame) -> str:
     counts = status_counts(df)
     buttons = [
         f"<button type='button' class='count' id='count-all' aria-pressed='true'>"
-        f"<b>{counts['total']}</b>rows</button>"
+        f"<b>{counts['total']}</b>{plural(counts['total'], 'row')}</button>"
     ]
     for name in STATUSES:
         buttons.append(
@@ -129,7 +130,7 @@ def _counts_html(df: pd.DataFrame) -> str:
 def _head_html(df: pd.DataFrame, title: str, evaluators: list[dict[str, Any]], limit: int) -> str:
     meta = df.attrs.get("evalkit") or {}
     source = meta.get("source") if isinstance(meta, dict) else None
-    facts = [f"{len(df):,} rows", f"{len(evaluators)} evaluators"]
+    facts = [count(len(df), "row"), count(len(evaluators), "evaluator")]
     if source:
         # the file name only: a report gets shared, the local directory layout need not be
         facts.insert(0, f"source: {html.escape(Path(str(source)).name)}")
