@@ -86,7 +86,9 @@ class StudioView:
         self.compare_button.on_click(self._compare_clicked)
         self.comparison = w.HTML(layout=scroll)
 
-        self.container = w.VBox(
+        from evalkit.notebook.snapshot import SnapshotBox
+
+        self.container = SnapshotBox(
             [
                 self.title,
                 w.HBox(
@@ -118,6 +120,8 @@ class StudioView:
                 self.comparison,
             ],
             layout=wide,
+            snapshot=self.snapshot_html,
+            text=lambda: repr(studio),
         )
         studio.on_change(self.refresh)
         self.refresh(studio)
@@ -230,6 +234,25 @@ class StudioView:
             + styled(table).to_html()
             + f"<pre>{html.escape(diff)}</pre>"
         )
+
+    def snapshot_html(self) -> str:
+        """The view's state as static HTML: the title, the prompt, the inputs check, the status, the results,
+        the versions and the comparison (what a notebook reopened without its kernel shows)."""
+        import html
+
+        prompt = html.escape(self.studio.prompt_text)
+        parts = [
+            self.title.value,
+            f"<details><summary>prompt</summary><pre>{prompt}</pre></details>",
+            self.message.value,
+            "<b>Inputs</b>" + self.variables.value + self.problems.value,
+            f"<div>{self.status.value}</div>" if self.status.value else "",
+        ]
+        if self.studio.versions:
+            parts += ["<b>Results</b>", self.results.value, "<b>Versions</b>", self.versions.value]
+        if self.comparison.value:
+            parts += ["<b>Comparison</b>", self.comparison.value]
+        return "".join(part for part in parts if part)
 
     # Refresh -------------------------------------------------------------------------------------------
     def refresh(self, studio: JudgeRunner | None = None) -> None:
