@@ -151,8 +151,8 @@ class JudgeDraft:
             self.front_matter  # noqa: B018 - parsing is the check
         except ValueError as exc:
             return str(exc)
-        try:
-            Environment().parse(self._body)
+        try:  # compiling finds what parsing does not, such as an unknown filter
+            Environment().from_string(self._body)
         except TemplateSyntaxError as exc:
             line = self._front.count("\n") + 2 + (exc.lineno or 1)
             return f"the template of {self.name}.prompty does not parse (line {line}): {exc.message}"

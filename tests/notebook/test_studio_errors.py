@@ -110,6 +110,8 @@ def test_a_template_that_does_not_parse_is_caught_before_any_model_call(studio, 
     with pytest.raises(ValueError, match="does not parse"):
         studio.save()
     assert model_server.request_count == 0
+    studio.set_section("user", "{{ response | no_such_filter }}")
+    assert "No filter named 'no_such_filter'" in studio.syntax_error()
 
 
 def test_every_message_clears_when_the_next_action_starts(studio, model_server):
