@@ -198,3 +198,13 @@ def test_results_of_one_version_carry_its_errors_column(studio, model_server):
     table = studio.results()
     assert {"v1_score", "v1_result", "v1_reason", "v1_error"} <= set(table.columns)
     assert isinstance(version.results, pd.DataFrame) and "error" in version.results
+
+
+def test_styled_tables_show_rates_as_percentages(studio, model_server):
+    from evalkit.notebook import styled
+
+    studio.model_config = config(model_server.openai_base_url)
+    studio.run(studio.df.loc[[0, 1, 2]], progress=False)
+    rate = studio.versions_table().loc[1, "pass_rate"]
+    page = styled(studio.versions_table()).to_html()
+    assert f">{rate:.1%}<" in page
