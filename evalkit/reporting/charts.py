@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from evalkit.analysis.formatting import count
+from evalkit.analysis.formatting import count, percent
 from evalkit.analysis.summaries import (
     STATUS_ROW,
     STATUSES,
@@ -104,7 +104,7 @@ def pass_rates(df: pd.DataFrame) -> go.Figure:
         go.Bar(
             x=names,
             y=rates,
-            text=[None if r is None else f"{r:.0%}" for r in rates],
+            text=[None if r is None else percent(r) for r in rates],
             textposition="outside",
             customdata=counts,
             hovertemplate="%{x}<br>pass rate %{y:.1%}<br>%{customdata}<extra></extra>",
@@ -178,7 +178,7 @@ def status_breakdown(df: pd.DataFrame) -> go.Figure:
             x=list(STATUSES),
             y=[counts[s] for s in STATUSES],
             marker_color=[STATUS_COLORS[s] for s in STATUSES],
-            text=[f"{counts[s]} ({counts[s] / total:.0%})" if total else "0" for s in STATUSES],
+            text=[f"{counts[s]} ({percent(counts[s] / total)})" if total else "0" for s in STATUSES],
             textposition="outside",
             hovertemplate="%{x}: %{y} rows<extra></extra>",
             name="rows",
@@ -400,7 +400,7 @@ def agreement_heatmap(judge_scores: Sequence[Any], human_scores: Sequence[Any]) 
     )
 
     def share(value: float) -> str:
-        return "n/a" if math.isnan(value) else f"{value:.0%}"
+        return percent(value)
 
     parts = [f"{share(stats['exact'])} exact agreement"]
     if not math.isnan(stats["within_one"]):

@@ -33,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit.analysis.formatting import count, plural
+from evalkit.analysis.formatting import count, percent, plural
 from evalkit.analysis.summaries import STATUS_ROW, STATUSES, scored_evaluators, status_counts, summary
 from evalkit.documents.atomic import atomic_write
 from evalkit.reporting.inline import asset, csp_hash, script_safe_json
@@ -69,7 +69,7 @@ def report_title(df: pd.DataFrame, title: str | None = None) -> str:
 def _fmt_rate(value: float) -> str:
     if math.isnan(value):
         return "<td class='num'>\u2013</td>"
-    return f"<td class='num'>{value * 100:.1f}\u00a0%<meter min='0' max='1' value='{value:.4f}'></meter></td>"
+    return f"<td class='num'>{percent(value)}<meter min='0' max='1' value='{value:.4f}'></meter></td>"
 
 
 def _fmt_mean(value: float) -> str:

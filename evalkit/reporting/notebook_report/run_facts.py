@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit.analysis.formatting import count
+from evalkit.analysis.formatting import count, percent
 from evalkit.analysis.summaries import STATUSES, scored_evaluators, status_counts
 from evalkit.documents.versions import EVALKIT_VERSION as __version__
 from evalkit.reporting.html_page import report_title
@@ -177,7 +177,7 @@ def provenance(run: pd.DataFrame) -> pd.DataFrame:
         rows.append(("judge calls", f"{calls:,} (retries included)"))
     if hits is not None:
         asked = hits + (calls or 0)
-        rate = f" ({hits / asked:.1%} of {asked:,} judge requests)" if asked else ""
+        rate = f" ({percent(hits / asked)} of {count(asked, 'judge request')})" if asked else ""
         rows.append(("judge cache hits", f"{hits:,}{rate}"))
     throttled = _count(judge.get("throttled"))
     if throttled:
