@@ -105,7 +105,8 @@ def check_parameters(notebook: Path, parameters: dict[str, Any]) -> list[str]:
             f"the report notebook ({notebook.name}) has no parameter {', '.join(map(repr, unknown))} to set: "
             f"its parameters are {', '.join(declared)}"
             + (
-                f"; {', '.join(_SET_BY_REPORT)} come from the command's own options"
+                " (run_dir, baseline_dir, title and out_dir come from the command's own options: RUN_DIR, "
+                "--baseline, --title)"
                 if settable != declared
                 else ""
             )
