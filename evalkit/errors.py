@@ -43,3 +43,7 @@ class EnvironmentConfigError(EvalkitError):
     """Something the run needs from the environment (a judge model, credentials) is missing."""
 
     exit_code = 3
+
+
+class ParameterError(EvalkitError):
+    """A notebook was given a parameter it does not declare (papermill itself only warns)."""

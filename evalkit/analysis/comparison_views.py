@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit.analysis.formatting import percent
 from evalkit.analysis.pairing import ONLY_A, ONLY_B, PROMPT_CHANGED
 from evalkit.analysis.summaries import STATUS_ROW
 
@@ -27,7 +28,7 @@ ELLIPSIS = "\u2026"
 
 
 def _pct(value: float) -> str:
-    return "n/a" if not math.isfinite(value) else f"{value:.1%}"
+    return percent(value)
 
 
 def _pp(value: float) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit.analysis.formatting import percent, score
 from evalkit.documents.columns import score_column
 
 #: Columns of the frame returned by :func:`summary`, in order.
@@ -81,6 +82,31 @@ def _rate(numerator: int, denominator: int) -> float:
     return numerator / denominator if denominator else float("nan")
 
 
+class SummaryTable(pd.DataFrame):
+    """The frame :func:`summary` returns: the numbers as they are (``pass_rate`` a share, 0-1), shown the way
+    the CLI and the pages print them (``pass_rate`` as a percentage with one decimal, mean scores to three
+    significant digits, ``n/a`` when there is none), so a notebook reads ``81.8%`` where the CLI does."""
+
+    @property
+    def _constructor(self):
+        return SummaryTable
+
+    def shown(self) -> pd.DataFrame:
+        """A plain copy with ``pass_rate`` and ``mean_score`` as the display texts."""
+        out = pd.DataFrame(self, copy=True)
+        if "pass_rate" in out.columns:
+            out["pass_rate"] = out["pass_rate"].map(percent).astype(object)
+        if "mean_score" in out.columns:
+            out["mean_score"] = out["mean_score"].map(score).astype(object)
+        return out
+
+    def __repr__(self) -> str:
+        return repr(self.shown())
+
+    def _repr_html_(self) -> str | None:
+        return self.shown()._repr_html_()
+
+
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """One row per scored evaluator (index = its name, in run order) plus a final ``"(status)"`` row.
 
@@ -88,7 +114,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     for evaluators), ``pass_rate`` (errors excluded, see the module docstring) and ``mean_score`` (mean of the
     numeric scores of the rows that asked; exactMatch's booleans count as 0/1; NaN for the status row).
 
-    A judged run adds ``prompt_tokens`` and ``completion_tokens`` per LLM evaluator (the status row: the run's
+    The frame is a :class:`SummaryTable`: the values are numbers, displayed as percentages and rounded
+    scores. A judged run adds ``prompt_tokens`` and ``completion_tokens`` per LLM evaluator (the status row: the run's
     totals). On an unscored table only the status row is returned, and an empty frame (same columns) when there is no
     ``status`` column either.
     """
@@ -145,4 +172,4 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         if STATUS_ROW in out.index:
             out.loc[STATUS_ROW, "prompt_tokens"] = judge.get("prompt_tokens", 0)
             out.loc[STATUS_ROW, "completion_tokens"] = judge.get("completion_tokens", 0)
-    return out
+    return SummaryTable(out)

@@ -1,4 +1,4 @@
-"""``evalkit report RUN_DIR [--baseline RUN_DIR] [--title T] --out FILE.html``: the run report as one HTML file.
+"""``evalkit report RUN_DIR [--baseline RUN_DIR] [--title T] [-p NAME VALUE] --out FILE.html``: the run report as one HTML file.
 
 Executes the report notebook (``evalkit/reporting/templates/report.ipynb``, the same file as the repository's
 ``notebooks/report.ipynb``) with papermill on the ``python3`` Jupyter kernel and exports its outputs as a
@@ -28,6 +28,15 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--notebook", metavar="FILE.ipynb", help="also keep the executed notebook (outputs included)"
     )
+    parser.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        metavar=("NAME", "VALUE"),
+        default=[],
+        help="set another parameter of the report notebook (as papermill -p); an unknown NAME is an error",
+    )
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="warning")
     parser.set_defaults(func=main)
 
@@ -44,6 +53,7 @@ def main(args) -> int:
             baseline_dir=args.baseline,
             title=args.title,
             notebook_out=getattr(args, "notebook", None),
+            parameters=dict(getattr(args, "parameter", None) or []),
         )
     except OSError as exc:
         raise EvalkitError(f"cannot write the report to {out}: {exc.strerror or exc}") from None

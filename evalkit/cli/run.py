@@ -84,6 +84,7 @@ def main(args) -> int:
 
 def _run(args) -> int:
     from evalkit import engine
+    from evalkit.analysis.formatting import count, percent
     from evalkit.analysis.summaries import status_counts
     from evalkit.documents import case_table as documents
     from evalkit.reporting.run_files import save_results
@@ -115,14 +116,14 @@ def _run(args) -> int:
     total = counts["total"]
     rate = counts["pass"] / total if total else 0.0
     print(
-        f"{total} rows: {counts['pass']} pass, {counts['fail']} fail, {counts['partial']} partial, "
-        f"{counts['error']} error (pass rate {rate:.1%}) in {time.perf_counter() - started:.2f} s"
+        f"{count(total, 'row')}: {counts['pass']} pass, {counts['fail']} fail, {counts['partial']} partial, "
+        f"{counts['error']} error (pass rate {percent(rate)}) in {time.perf_counter() - started:.2f} s"
     )
     _print_evaluators(scored)
     judge = scored.attrs["evalkit"].get("judge")
     if judge:
         print(
-            f"Judge: {judge['model']}: {judge['calls']} calls, {judge['cache_hits']} from cache, "
+            f"Judge: {judge['model']}: {count(judge['calls'], 'call')}, {judge['cache_hits']} from cache, "
             f"{judge['prompt_tokens']} prompt + {judge['completion_tokens']} completion tokens"
         )
     print(f"Results: {paths['json']}")
@@ -131,11 +132,12 @@ def _run(args) -> int:
     if args.agent:
         from evalkit.agents.span_capture import write_spans_jsonl
 
-        count = write_spans_jsonl(scored, out / "spans.jsonl")
-        print(f"Spans:   {out / 'spans.jsonl'} ({count} spans)")
+        spans = write_spans_jsonl(scored, out / "spans.jsonl")
+        print(f"Spans:   {out / 'spans.jsonl'} ({count(spans, 'span')})")
     if args.fail_under is not None and rate < args.fail_under:
         print(
-            f"Gate failed: pass rate {rate:.1%} is below --fail-under {args.fail_under:.1%}", file=sys.stderr
+            f"Gate failed: pass rate {percent(rate)} is below --fail-under {percent(args.fail_under)}",
+            file=sys.stderr,
         )
         return 1
     return 0
@@ -158,6 +160,7 @@ def _model_config(args) -> dict | None:
 
 
 def _print_evaluators(scored) -> None:
+    from evalkit.analysis.formatting import percent
     from evalkit.analysis.summaries import summary
 
     table = summary(scored)
@@ -167,7 +170,7 @@ def _print_evaluators(scored) -> None:
     width = max(len(n) for n in rows)
     for name in rows:
         r = table.loc[name]
-        rate = "   n/a" if r["pass_rate"] != r["pass_rate"] else f"{r['pass_rate']:6.1%}"
+        rate = f"{percent(r['pass_rate']):>6}"
         print(
             f"  {name:<{width}}  {rate}  ({int(r['passed'])} pass, {int(r['failed'])} fail, "
             f"{int(r['errored'])} error)"

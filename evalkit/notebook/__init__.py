@@ -13,7 +13,8 @@ over it. Nothing here imports pandas, ipywidgets or promptflow until it is used,
 
 - ``studio``: ``JudgeStudio``, built in layers: ``judge_files`` (the ``.prompty`` and ``.py`` texts, the
   generated wrapper, writing them), ``judge_draft`` (the judge being edited and its inputs check),
-  ``judge_runner`` (sampling rows, running a version, ``JudgeVersion`` and comparing versions) and
+  ``judge_runner`` (sampling rows, running the draft, comparing versions), ``judge_versions``
+  (``JudgeVersion``: one prompt and every row it judged, run by run) and
   ``studio_view`` (its ipywidgets view).
 - ``labelling``: ``LabellingWidget``; ``display``: ``styled`` result tables.
 
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING
 
 _API = {
     "JudgeStudio": ("evalkit.notebook.studio", "JudgeStudio"),
-    "JudgeVersion": ("evalkit.notebook.judge_runner", "JudgeVersion"),
+    "JudgeVersion": ("evalkit.notebook.judge_versions", "JudgeVersion"),
     "LabellingWidget": ("evalkit.notebook.labelling", "LabellingWidget"),
     "styled": ("evalkit.notebook.display", "styled"),
 }
@@ -36,7 +37,7 @@ __all__ = ["JudgeStudio", "JudgeVersion", "LabellingWidget", "styled"]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from evalkit.notebook.display import styled
-    from evalkit.notebook.judge_runner import JudgeVersion
+    from evalkit.notebook.judge_versions import JudgeVersion
     from evalkit.notebook.labelling import LabellingWidget
     from evalkit.notebook.studio import JudgeStudio
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit.analysis.formatting import percent
+
 #: CSS per outcome, for ``status`` and ``*_result`` columns.
 OUTCOME_CSS = {
     "pass": "background-color: #d3f2dc; color: #0b5d1e",
@@ -33,8 +35,8 @@ def styled(df: pd.DataFrame, *, max_chars: int = MAX_CHARS, precision: int = 2) 
     ``status`` and every ``*_result`` column are coloured: pass green, fail red, error amber, partial
     orange. Text cells (strings, and lists or dicts such as citations, shown as text) are cut to
     ``max_chars`` characters with an ellipsis, then HTML-escaped (cut first, so an entity is never split).
-    Numbers show ``precision`` decimals, or none in columns of whole numbers (1-5 scores); missing values
-    show as empty cells.
+    Numbers show ``precision`` decimals, or none in columns of whole numbers (1-5 scores); rates
+    (``pass_rate``, ``*_rate``) show as percentages with one decimal; missing values show as empty cells.
     """
     table = df
     if not (table.index.is_unique and table.columns.is_unique):
@@ -42,8 +44,11 @@ def styled(df: pd.DataFrame, *, max_chars: int = MAX_CHARS, precision: int = 2) 
         table = table.reset_index(drop=True)
         table.columns = _unique(table.columns)
     styler = table.style
-    numeric = [c for c in table.columns if _is_numeric(table[c])]
-    text = [c for c in table.columns if c not in numeric]
+    rates = [c for c in table.columns if _is_rate_column(c) and _is_numeric(table[c])]
+    if rates:  # a share 0-1 reads as the CLI and the pages print it: 81.8%
+        styler = styler.format(lambda v: percent(v, missing=""), subset=rates)
+    numeric = [c for c in table.columns if _is_numeric(table[c]) and c not in rates]
+    text = [c for c in table.columns if c not in numeric and c not in rates]
     if text:
         styler = styler.format(_cell_formatter(max_chars), subset=text)
         styler = styler.set_properties(subset=text, **{"text-align": "left", "white-space": "pre-wrap"})
@@ -95,6 +100,10 @@ def _outcome_css(value: Any) -> str:
 
 def _is_outcome_column(column: Any) -> bool:
     return isinstance(column, str) and (column == "status" or column.endswith("_result"))
+
+
+def _is_rate_column(column: Any) -> bool:
+    return isinstance(column, str) and (column == "rate" or column.endswith("_rate"))
 
 
 def _is_numeric(series: pd.Series) -> bool:

@@ -19,6 +19,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.analysis.formatting import count
 from evalkit.errors import EvalkitError
 from evalkit.judges.prompty import Prompty
 from evalkit.notebook.judge_files import (
@@ -141,6 +142,28 @@ class JudgeDraft:
             raise ValueError(f"the front matter of {self.name}.prompty must be a YAML mapping")
         return data
 
+    def syntax_error(self) -> str:
+        """What keeps the draft from loading, as one sentence: front matter that is not valid YAML (or not a
+        mapping), or a template Jinja cannot parse (with its line in the ``.prompty``); empty when none."""
+        from jinja2 import Environment, TemplateSyntaxError
+
+        try:
+            self.front_matter  # noqa: B018 - parsing is the check
+        except ValueError as exc:
+            return str(exc)
+        try:  # compiling finds what parsing does not, such as an unknown filter
+            Environment().from_string(self._body)
+        except TemplateSyntaxError as exc:
+            line = self._front.count("\n") + 2 + (exc.lineno or 1)
+            return f"the template of {self.name}.prompty does not parse (line {line}): {exc.message}"
+        return ""
+
+    def check(self) -> None:
+        """Raise ValueError with ``syntax_error()``'s sentence when the draft cannot load."""
+        problem = self.syntax_error()
+        if problem:
+            raise ValueError(problem)
+
     @property
     def sections(self) -> dict[str, str]:
         """Section text by role (``system``, ``user`` ...; the first one of each role)."""
@@ -162,7 +185,9 @@ class JudgeDraft:
         if isinstance(role, int):
             index = role
             if not 0 <= index < len(parts):
-                raise IndexError(f"the prompt has {len(parts)} section(s); there is no section {index}")
+                raise IndexError(
+                    f"the prompt has {count(len(parts), 'section')}; there is no section {index}"
+                )
         else:
             role = role.strip().lower()
             if role not in ROLES:
@@ -272,10 +297,10 @@ class JudgeDraft:
 
     def problems(self) -> list[str]:
         """Everything that would make the judge misbehave, as sentences (empty when none)."""
-        try:
-            front = self.front_matter
-        except ValueError as exc:
-            return [str(exc)]
+        broken = self.syntax_error()
+        if broken:
+            return [broken]
+        front = self.front_matter
         found = []
         if not front.get("inputs"):
             found.append(
@@ -320,9 +345,9 @@ class JudgeDraft:
     # Saving --------------------------------------------------------------------------------------------
     def save(self, custom_dir: str | Path | None = None) -> list[Path]:
         """Write ``<name>.prompty`` and the ``<name>.py`` wrapper to ``custom_dir/<name>/`` (default: the
-        studio's folder); returns the paths. Raises ValueError when the front matter is not valid YAML;
-        other problems (``problems()``) are reported as warnings, since a draft may be saved mid-work."""
-        self.front_matter  # noqa: B018 - never save a file the loader cannot read
+        studio's folder); returns the paths. Raises ValueError when the front matter is not valid YAML
+        or the template does not parse; other problems (``problems()``) are reported as warnings, since a draft may be saved mid-work."""
+        self.check()  # never save a file the loader cannot read
         for problem in self.problems():
             warnings.warn(f"{self.name}: {problem}", stacklevel=2)
         home = Path(custom_dir) / self.name if custom_dir is not None else self.home

@@ -7,8 +7,10 @@ draft (``evalkit.notebook.judge_draft``):
 * ``run()``: the draft is written to a private staging folder and run through ``evalkit.evaluate``
   exactly as a real run would (the judge pool's concurrency and retries, the judge cache, a progress
   bar), so what the studio shows is what ``evalkit run`` will do;
-* ``versions``: every run, with the prompt's sha256, a timestamp and the scores per row, so any two can be
-  compared (``compare_versions``) and the prompt changes between them read (``diff``).
+* ``versions``: one per prompt (its sha256; ``evalkit.notebook.judge_versions``): running a prompt again,
+  on more rows, adds rows to its version, so any two versions can be compared on the rows both judged
+  (``compare_versions``, which judges the missing rows first when asked) and the prompt changes between
+  them read (``diff``).
 """
 
 from __future__ import annotations
@@ -18,73 +20,30 @@ import shutil
 import tempfile
 import time
 import weakref
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.analysis.formatting import count
 from evalkit.notebook.judge_draft import JudgeDraft
 from evalkit.notebook.judge_files import has_text, sha256_of, write_judge
+from evalkit.notebook.judge_versions import (
+    RESULT_COLUMNS,
+    JudgeRun,
+    JudgeVersion,
+    results_frame,
+    run_record,
+    shared_rows,
+    side_by_side,
+)
+
+__all__ = ["SAMPLE_MODES", "JudgeRun", "JudgeRunner", "JudgeVersion"]
 
 if TYPE_CHECKING:
     import pandas as pd
 
 #: ``sample(how=...)`` choices.
 SAMPLE_MODES = ("random", "failing", "query", "first")
-
-
-@dataclass(repr=False)
-class JudgeVersion:
-    """One run of the judge: the exact prompt and wrapper it ran, when, and its result per row.
-
-    ``results`` is indexed by the case table's row labels, with columns ``item``, ``turn``, ``score``,
-    ``result`` (pass / fail / error), ``reason`` and ``error``.
-    """
-
-    number: int
-    sha256: str
-    timestamp: str
-    prompt_text: str
-    wrapper_text: str
-    threshold: float
-    results: pd.DataFrame
-    seconds: float
-    calls: int = 0
-    cache_hits: int = 0
-    note: str = ""
-    files: list[Path] = field(default_factory=list)
-
-    def __repr__(self) -> str:
-        s = self.summary()
-        rate = "n/a" if s["pass_rate"] != s["pass_rate"] else f"{s['pass_rate']:.0%}"
-        return (
-            f"<JudgeVersion {self.number} ({s['sha256']}): {s['rows']} rows, "
-            f"mean score {s['mean_score']:.2f}, "
-            f"pass rate {rate}, {s['errors']} errors, {self.calls} judge calls, {self.cache_hits} cached>"
-        )
-
-    @property
-    def scores(self) -> dict:
-        """Score per row label (NaN where the judge errored)."""
-        return self.results["score"].to_dict()
-
-    def summary(self) -> dict:
-        """One line of ``JudgeStudio.versions_table()``."""
-        outcome = self.results["result"]
-        judged = outcome.isin(["pass", "fail"])
-        return {
-            "version": self.number,
-            "sha256": self.sha256[:12],
-            "timestamp": self.timestamp,
-            "rows": len(self.results),
-            "mean_score": self.results["score"].mean(),
-            "pass_rate": float((outcome == "pass").sum() / judged.sum()) if judged.any() else float("nan"),
-            "errors": int((outcome == "error").sum()),
-            "calls": self.calls,
-            "cache_hits": self.cache_hits,
-            "seconds": round(self.seconds, 3),
-            "note": self.note,
-        }
 
 
 class JudgeRunner(JudgeDraft):
@@ -123,6 +82,7 @@ class JudgeRunner(JudgeDraft):
         self.versions: list[JudgeVersion] = []
         self.sample_note = ""
         self.last_scored: pd.DataFrame | None = None  # evalkit.evaluate's table of the latest run
+        self._order: list[int] = []  # version numbers, the one that ran last at the end
         self._stage = Path(tempfile.mkdtemp(prefix=f"evalkit-studio-{name}-"))
         self._cleanup = weakref.finalize(self, shutil.rmtree, str(self._stage), True)
 
@@ -154,16 +114,16 @@ class JudgeRunner(JudgeDraft):
             seed = self.seed if seed is None else seed
             picked = pool.sample(n=min(n, len(pool)), random_state=seed)
             chosen = pool.loc[[label for label in pool.index if label in set(picked.index)]]
-            note = f"{len(chosen)} random rows (seed {seed})"
+            note = f"{count(len(chosen), 'random row')} (seed {seed})"
         elif how == "first":
-            chosen, note = pool.head(n), f"the first {min(n, len(pool))} rows"
+            chosen, note = pool.head(n), f"the first {count(min(n, len(pool)), 'row')}"
         elif how == "query":
             if not query:
                 raise ValueError('how="query" needs query=..., a pandas query such as "item in [1, 4]"')
             matched = pool.query(query, engine="python")
             chosen, note = (
                 matched.head(n),
-                f"{min(n, len(matched))} of {len(matched)} rows matching {query!r}",
+                f"{min(n, len(matched))} of {count(len(matched), 'row')} matching {query!r}",
             )
         else:
             failing, source = self._failing(pool)
@@ -171,12 +131,12 @@ class JudgeRunner(JudgeDraft):
                 raise ValueError(f"no failing rows ({source}); sample how='random' or by query instead")
             chosen, note = (
                 failing.head(n),
-                f"{min(n, len(failing))} of {len(failing)} failing rows ({source})",
+                f"{min(n, len(failing))} of {count(len(failing), 'failing row')} ({source})",
             )
         if not len(chosen):
             raise ValueError(f"the sample is empty: {note}")
         if skipped:
-            note += f"; {skipped} row(s) without a response left out"
+            note += f"; {count(skipped, 'row')} without a response left out"
         self.rows, self.sample_note = chosen, note
         self._changed()
         return chosen
@@ -186,7 +146,7 @@ class JudgeRunner(JudgeDraft):
         if column in pool.columns:
             return pool[pool[column].isin(["fail", "error"])], f"{column} is fail or error"
         if self.versions:
-            latest = self.versions[-1]
+            latest = self.latest
             bad = latest.results.index[latest.results["result"].isin(["fail", "error"])]
             return pool.loc[[label for label in pool.index if label in set(bad)]], (
                 f"version {latest.number} scored them fail or error"
@@ -207,21 +167,47 @@ class JudgeRunner(JudgeDraft):
         The draft is written to a staging folder and scored by ``evalkit.evaluate`` with the studio's
         ``model_config``, ``concurrency`` and ``cache``, exactly as a real run would score it. Each row keeps
         its own configuration of the judge when its evaluator map names it (threshold, options); other rows
-        use the studio's ``threshold`` and ``options``. The run becomes a new entry of ``versions``.
-        """
-        import evalkit
-        from evalkit.documents.case_table import CASE_COLUMNS
+        use the studio's ``threshold`` and ``options``. A new prompt becomes a new entry of ``versions``; a
+        prompt that already has a version (same sha256) adds the rows to it. Returns the version; its
+        ``last_run`` tells this run (rows, time, calls, errors and the first error message).
 
+        Raises ValueError, before any model call, when the front matter is not valid YAML or the template
+        does not parse.
+        """
         if rows is None:
             rows = self.rows if self.rows is not None else self.sample()
         if not len(rows):
             raise ValueError("no rows to run the judge on")
-        prompt_text, wrapper_text = self.prompt_text, self.wrapper_text
-        self.front_matter  # noqa: B018 - fail now, with the YAML message, rather than inside promptflow
-        number = len(self.versions) + 1
-        stage = self._stage / f"v{number}"
-        files = write_judge(stage / self.name, self.name, prompt_text, wrapper_text)
+        import pandas as pd
 
+        self.check()  # fail now, with the YAML / template message, rather than inside promptflow
+        prompt_text, wrapper_text = self.prompt_text, self.wrapper_text
+        sha = sha256_of(prompt_text)
+        version = next((v for v in self.versions if v.sha256 == sha), None)
+        if version is None:
+            version = JudgeVersion(
+                number=len(self.versions) + 1,
+                sha256=sha,
+                prompt_text=prompt_text,
+                wrapper_text=wrapper_text,
+                threshold=self.threshold,
+                results=pd.DataFrame(columns=list(RESULT_COLUMNS)),
+                inputs=rows.iloc[:0],
+            )
+            self.versions.append(version)
+        self._score(version, rows, progress=progress, note=note)
+        return version
+
+    def _score(
+        self, version: JudgeVersion, rows: pd.DataFrame, *, progress: bool | None, note: str
+    ) -> JudgeRun:
+        """Score ``rows`` with ``version``'s prompt and wrapper through ``evalkit.evaluate``; the results are
+        added to the version and the run is recorded."""
+        import evalkit
+        from evalkit.documents.case_table import CASE_COLUMNS
+
+        stage = self._stage / f"v{version.number}-{len(version.runs) + 1}"
+        files = write_judge(stage / self.name, self.name, version.prompt_text, version.wrapper_text)
         table = rows[[c for c in CASE_COLUMNS if c in rows.columns]].copy()
         table.attrs = {}
         default = {self.name: {"threshold": self.threshold, "options": dict(self.options)}}
@@ -238,71 +224,89 @@ class JudgeRunner(JudgeDraft):
             cache=self.cache,
             progress=progress,
         )
-        seconds = time.perf_counter() - started
-        results = _results(scored, self.name)
-        judge = (scored.attrs.get("evalkit") or {}).get("judge") or {}
-        version = JudgeVersion(
-            number=number,
-            sha256=sha256_of(prompt_text),
+        results = results_frame(scored, self.name)
+        run = run_record(
+            results,
             timestamp=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            prompt_text=prompt_text,
-            wrapper_text=wrapper_text,
-            threshold=self.threshold,
-            results=results,
-            seconds=seconds,
-            calls=int(judge.get("calls", 0)),
-            cache_hits=int(judge.get("cache_hits", 0)),
+            seconds=time.perf_counter() - started,
+            judge=(scored.attrs.get("evalkit") or {}).get("judge") or {},
             note=note,
-            files=files,
         )
-        self.versions.append(version)
+        version.add(results, table, run)
+        version.files = files
         self.last_scored = scored
+        self._order = [n for n in self._order if n != version.number] + [version.number]
         self._changed()
-        return version
+        return run
 
     # Versions ------------------------------------------------------------------------------------------
     def version(self, ref: int | JudgeVersion) -> JudgeVersion:
-        """A version by number (1 is the first run) or by position from the end (-1 is the latest)."""
+        """A version by number (1 is the first prompt) or by position from the end (-1 is the newest)."""
         if isinstance(ref, JudgeVersion):
             return ref
         if not self.versions:
             raise ValueError("no versions yet: run() the judge first")
         if ref < 0:
             if -ref > len(self.versions):
-                raise IndexError(f"there are only {len(self.versions)} version(s)")
+                raise IndexError(
+                    f"there {'is' if len(self.versions) == 1 else 'are'} only {count(len(self.versions), 'version')}"
+                )
             return self.versions[ref]
         if not 1 <= ref <= len(self.versions):
             raise IndexError(f"no version {ref}: versions are numbered 1 to {len(self.versions)}")
         return self.versions[ref - 1]
 
+    @property
+    def latest(self) -> JudgeVersion | None:
+        """The version that ran last (None before the first run)."""
+        return self.version(self._order[-1]) if self._order else None
+
     def versions_table(self) -> pd.DataFrame:
-        """One row per version: sha256 (12 characters), time, rows, mean score, pass rate, judge calls and
-        cache hits, seconds, note."""
+        """One row per version: sha256 (12 characters), first run, runs, rows, mean score, pass rate, errors,
+        judge calls and cache hits, seconds, note."""
         import pandas as pd
 
-        columns = ["version", "sha256", "timestamp", "rows", "mean_score", "pass_rate", "errors", "calls",
-                   "cache_hits", "seconds", "note"]  # fmt: skip
+        columns = ["version", "sha256", "timestamp", "runs", "rows", "mean_score", "pass_rate", "errors",
+                   "calls", "cache_hits", "seconds", "note"]  # fmt: skip
         return pd.DataFrame([v.summary() for v in self.versions], columns=columns).set_index("version")
 
-    def compare_versions(self, a: int | JudgeVersion = -2, b: int | JudgeVersion = -1) -> pd.DataFrame:
-        """Scores, outcomes and reasons of versions ``a`` and ``b`` side by side, one row per row judged by
-        either (outer join on the case table's row labels).
+    def compare_versions(
+        self, a: int | JudgeVersion = -2, b: int | JudgeVersion = -1, *, fill: bool = False, progress=None
+    ) -> pd.DataFrame:
+        """Scores, outcomes, reasons and errors of versions ``a`` and ``b`` side by side, on the rows both
+        judged (see ``judge_versions.side_by_side`` for the columns).
 
-        Columns: ``item``, ``turn``, ``prompt``, ``v<a>_score``, ``v<b>_score``, ``delta`` (b - a),
-        ``v<a>_result``, ``v<b>_result``, ``v<a>_reason``, ``v<b>_reason``, ``changed`` (score or outcome
-        differs).
+        ``fill=True`` first runs each version on the rows only the other one judged, so the comparison covers
+        every row either judged. Without it, two versions that share no rows raise ValueError saying so.
         """
         va, vb = self.version(a), self.version(b)
         if va.number == vb.number:
             raise ValueError(f"compare two different versions (both are version {va.number})")
-        return _side_by_side(self, va, vb)
+        if fill:
+            for this, other in ((va, vb), (vb, va)):
+                missing = other.inputs.loc[~other.inputs.index.isin(this.results.index)]
+                if len(missing):
+                    self._score(this, missing, progress=progress, note=f"rows of version {other.number}")
+        labels = shared_rows(va, vb)
+        if not labels:
+            raise ValueError(
+                f"versions {va.number} and {vb.number} share no rows: compare_versions({va.number}, "
+                f"{vb.number}, fill=True) judges each version's missing rows first"
+            )
+        return side_by_side(labels, va, vb, self._prompts())
 
     def results(self) -> pd.DataFrame:
-        """The latest version beside the one before it (``compare_versions(-2, -1)``); the latest alone
-        when there is only one."""
-        if len(self.versions) >= 2:
-            return self.compare_versions(-2, -1)
-        return _side_by_side(self, None, self.version(-1))
+        """The rows of the version that ran last, beside the version that ran before it where that one judged
+        the same rows (``changed`` is ``<NA>`` for the rows it did not); the latest alone when no other
+        version ran."""
+        latest = self.latest
+        if latest is None:
+            raise ValueError("no versions yet: run() the judge first")
+        before = self.version(self._order[-2]) if len(self._order) > 1 else None
+        return side_by_side(list(latest.results.index), before, latest, self._prompts())
+
+    def _prompts(self) -> pd.DataFrame | None:
+        return self.df if self.df is not None and "prompt" in self.df.columns else None
 
     def diff(self, a: int | JudgeVersion = -2, b: int | JudgeVersion = -1) -> str:
         """The prompt changes from version ``a`` to version ``b``, as a unified diff."""
@@ -314,50 +318,3 @@ class JudgeRunner(JudgeDraft):
             tofile=f"v{vb.number} ({vb.sha256[:12]})",
         )
         return "".join(lines)
-
-
-# Results tables -------------------------------------------------------------------------------------------
-def _results(scored: pd.DataFrame, name: str) -> pd.DataFrame:
-    """The judge's columns of a scored table as ``item, turn, score, result, reason, error``."""
-    import pandas as pd
-
-    def column(suffix: str):
-        key = f"{name}{suffix}"
-        return scored[key] if key in scored.columns else pd.Series(None, index=scored.index, dtype=object)
-
-    return pd.DataFrame(
-        {
-            "item": scored["item"],
-            "turn": scored["turn"],
-            "score": pd.to_numeric(column(""), errors="coerce"),
-            "result": column("_result"),
-            "reason": column("_reason"),
-            "error": column("_error"),
-        },
-        index=scored.index,
-    )
-
-
-def _side_by_side(studio: JudgeRunner, va: JudgeVersion | None, vb: JudgeVersion) -> pd.DataFrame:
-    import pandas as pd
-
-    versions = [v for v in (va, vb) if v is not None]
-    labels = list(dict.fromkeys(label for v in versions for label in v.results.index))
-    out = pd.DataFrame(index=pd.Index(labels))
-    for key in ("item", "turn"):
-        merged = pd.concat([v.results[key] for v in versions])
-        out[key] = merged[~merged.index.duplicated()].reindex(out.index)
-    source = studio.df if studio.df is not None and "prompt" in studio.df.columns else None
-    if source is not None:
-        out["prompt"] = [source.at[label, "prompt"] if label in source.index else None for label in labels]
-    for part in ("score", "result", "reason"):
-        for v in versions:
-            out[f"v{v.number}_{part}"] = v.results[part].reindex(out.index)
-        if part == "score" and va is not None:
-            out["delta"] = out[f"v{vb.number}_score"] - out[f"v{va.number}_score"]
-    if va is not None:
-        a, b = out[f"v{va.number}_score"], out[f"v{vb.number}_score"]
-        out["changed"] = ~((a == b) | (a.isna() & b.isna())) | (
-            out[f"v{va.number}_result"].fillna("") != out[f"v{vb.number}_result"].fillna("")
-        )
-    return out

@@ -270,7 +270,9 @@ class _LabellingView:
         self.next_unlabelled = w.Button(description="Next unlabelled", icon="forward")
         self.next_unlabelled.on_click(lambda _b: model.next_unlabelled())
         self.status = w.HTML()
-        self.container = w.VBox(
+        from evalkit.notebook.snapshot import SnapshotBox
+
+        self.container = SnapshotBox(
             [
                 self.header,
                 self.body,
@@ -282,6 +284,10 @@ class _LabellingView:
                 self.status,
             ],
             layout=w.Layout(width="100%"),
+            snapshot=lambda: self.header.value + self.body.value + self.status.value,
+            text=lambda: (
+                f"<LabellingWidget {model.evaluator!r}: {model.labelled_count()} of {len(model)} labelled>"
+            ),
         )
         self.refresh()
 

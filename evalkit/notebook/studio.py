@@ -10,8 +10,9 @@ an edit-run-compare loop; the studio keeps that loop in one object, built in lay
   the inputs check (``variables()``, ``problems()``); the texts and files themselves are
   ``evalkit.notebook.judge_files``;
 * the runner (``evalkit.notebook.judge_runner.JudgeRunner``): a sample of rows (``sample``), ``run()``
-  through ``evalkit.evaluate`` exactly as a real run would, and the ``versions`` it keeps
-  (``compare_versions``, ``diff``);
+  through ``evalkit.evaluate`` exactly as a real run would, and the ``versions`` it keeps, one per prompt
+  (``evalkit.notebook.judge_versions``: running a prompt again adds rows to its version), compared on the
+  rows both judged (``compare_versions``, ``fill=True`` judges the missing ones first; ``diff``);
 * the widget (``evalkit.notebook.studio_view.StudioView``): ``widget()`` is a view over this model
   (ipywidgets, imported on first use); every action it offers is a method here, so the studio can be
   scripted and tested without a frontend.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalkit.analysis.formatting import count
 from evalkit.errors import EvalkitError
 from evalkit.notebook.judge_runner import JudgeRunner, JudgeVersion
 from evalkit.notebook.studio_view import StudioView
@@ -75,7 +77,7 @@ class JudgeStudio(JudgeRunner):
 
     def __repr__(self) -> str:
         state = "new" if self.is_new else ("unsaved changes" if self.dirty else "saved")
-        return f"<JudgeStudio {self.name!r} in {self.custom_dir} ({state}), {len(self.versions)} version(s)>"
+        return f"<JudgeStudio {self.name!r} in {self.custom_dir} ({state}), {count(len(self.versions), 'version')}>"
 
     def widget(self):
         """An ipywidgets container over this studio: editors, the inputs check, sampling, run, versions."""

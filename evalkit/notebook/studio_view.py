@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
+from evalkit.analysis.formatting import count
 from evalkit.notebook.judge_runner import SAMPLE_MODES
 
 if TYPE_CHECKING:
@@ -26,7 +27,12 @@ class StudioView:
     role, ``section_editors`` all of them in order), ``variables`` / ``problems`` (HTML), ``n``, ``how``,
     ``query``, ``seed`` and ``sample_button``, ``run_button``, ``save_button``, ``progress`` (an Output the
     run's progress bar is drawn in), ``status``, ``results``, ``versions``, ``compare_a`` / ``compare_b`` /
-    ``compare_button`` / ``comparison``.
+    ``compare_fill`` / ``compare_button`` / ``comparison``, and ``message`` (beside the editors: why the
+    front matter or the template cannot load).
+
+    Nothing is hidden and nothing sticks: a failed action says why in ``status`` (or ``comparison``) as a
+    sentence, never as a traceback, and every message clears when the next action starts. A run that
+    errored rows says how many and shows the first message.
     """
 
     def __init__(self, studio: JudgeRunner):
@@ -36,6 +42,8 @@ class StudioView:
         self._w = w
         self._syncing = False
         wide = w.Layout(width="100%")
+        # Descriptions as wide as their text, and widths from the content: nothing is clipped.
+        fit = {"description_width": "initial"}
         self.title = w.HTML()
         self.front_matter = w.Textarea(
             value=studio.front_matter_text, layout=w.Layout(width="100%", height="220px")
@@ -45,14 +53,15 @@ class StudioView:
         self.sections: dict[str, Any] = {}
         self.editors = w.Tab(layout=wide)
         self._build_editors()
-        self.variables = w.HTML(layout=wide)
+        self.message = w.HTML(layout=wide)
+        self.variables = w.HTML(layout=w.Layout(width="100%", overflow="auto"))
         self.problems = w.HTML(layout=wide)
 
         self.n = w.BoundedIntText(
             value=5, min=1, max=100_000, description="rows", layout=w.Layout(width="140px")
         )
-        self.how = w.Dropdown(options=list(SAMPLE_MODES), value="random", description="how",
-                              layout=w.Layout(width="200px"))  # fmt: skip
+        self.how = w.Dropdown(options=list(SAMPLE_MODES), value="random", description="how", style=fit,
+                              layout=w.Layout(width="auto"))  # fmt: skip
         self.query = w.Text(placeholder="pandas query, e.g. item in [1, 4]", layout=w.Layout(width="320px"))
         self.seed = w.IntText(value=studio.seed, description="seed", layout=w.Layout(width="140px"))
         self.sample_button = w.Button(description="Sample", icon="random")
@@ -64,42 +73,55 @@ class StudioView:
         self.save_button = w.Button(description="Save", icon="save")
         self.save_button.on_click(self._save_clicked)
         self.progress = w.Output(layout=wide)
-        self.status = w.HTML()
-        self.results = w.HTML(layout=wide)
+        self.status = w.HTML(layout=w.Layout(flex="1 1 auto"))
+        scroll = w.Layout(width="100%", overflow="auto")
+        self.results = w.HTML(layout=scroll)
 
-        self.versions = w.HTML(layout=wide)
-        self.compare_a = w.Dropdown(description="compare", layout=w.Layout(width="180px"))
-        self.compare_b = w.Dropdown(description="with", layout=w.Layout(width="180px"))
+        self.versions = w.HTML(layout=scroll)
+        self.compare_a = w.Dropdown(description="compare", style=fit, layout=w.Layout(width="auto"))
+        self.compare_b = w.Dropdown(description="with", style=fit, layout=w.Layout(width="auto"))
+        self.compare_fill = w.Checkbox(value=False, description="judge missing rows first", indent=False,
+                                       layout=w.Layout(width="auto"))  # fmt: skip
         self.compare_button = w.Button(description="Compare", icon="columns")
         self.compare_button.on_click(self._compare_clicked)
-        self.comparison = w.HTML(layout=wide)
+        self.comparison = w.HTML(layout=scroll)
 
-        self.container = w.VBox(
+        from evalkit.notebook.snapshot import SnapshotBox
+
+        self.container = SnapshotBox(
             [
                 self.title,
                 w.HBox(
                     [
-                        w.VBox([self.editors], layout=w.Layout(width="60%")),
+                        w.VBox([self.editors, self.message], layout=w.Layout(flex="3 1 30em", min_width="0")),
                         w.VBox(
                             [w.HTML("<b>Inputs</b>"), self.variables, self.problems],
-                            layout=w.Layout(width="40%"),
+                            layout=w.Layout(flex="2 1 24em", min_width="0", overflow="auto"),
                         ),
                     ],
-                    layout=wide,
+                    layout=w.Layout(width="100%", flex_flow="row wrap"),
                 ),
                 w.HTML("<b>Sample</b>"),
-                w.HBox([self.n, self.how, self.query, self.seed, self.sample_button]),
+                w.HBox(
+                    [self.n, self.how, self.query, self.seed, self.sample_button],
+                    layout=w.Layout(flex_flow="row wrap"),
+                ),  # fmt: skip
                 self.sample_table,
                 w.HBox([self.run_button, self.save_button, self.status]),
                 self.progress,
-                w.HTML("<b>Results</b> (latest version beside the one before)"),
+                w.HTML("<b>Results</b> (the version that ran last, beside the one that ran before it)"),
                 self.results,
                 w.HTML("<b>Versions</b>"),
                 self.versions,
-                w.HBox([self.compare_a, self.compare_b, self.compare_button]),
+                w.HBox(
+                    [self.compare_a, self.compare_b, self.compare_fill, self.compare_button],
+                    layout=w.Layout(flex_flow="row wrap"),
+                ),  # fmt: skip
                 self.comparison,
             ],
             layout=wide,
+            snapshot=self.snapshot_html,
+            text=lambda: repr(studio),
         )
         studio.on_change(self.refresh)
         self.refresh(studio)
@@ -131,7 +153,14 @@ class StudioView:
             self.studio.set_section(index, change["new"])
 
     # Actions -------------------------------------------------------------------------------------------
+    def _begin(self) -> None:
+        """A new action starts: the messages of the previous one go."""
+        self.status.value = ""
+        if "failed:" in self.comparison.value:
+            self.comparison.value = ""
+
     def _sample_clicked(self, _button=None) -> None:
+        self._begin()
         try:
             self.studio.sample(n=self.n.value, how=self.how.value, query=self.query.value or None,
                                seed=self.seed.value)  # fmt: skip
@@ -139,27 +168,43 @@ class StudioView:
             self.status.value = _error_html("sample", exc)
 
     def _run_clicked(self, _button=None) -> None:
-        rows = self.studio.rows
-        count = len(rows) if rows is not None else 5
-        self.status.value = f"Running version {len(self.studio.versions) + 1} on {count} rows&hellip;"
+        self._begin()
+        studio = self.studio
+        problem = studio.syntax_error()
+        if problem:  # the message beside the editor says it too
+            self.status.value = _error_html("run", problem)
+            return
+        rows = studio.rows
+        number = next(
+            (v.number for v in studio.versions if v.sha256 == studio.sha256), len(studio.versions) + 1
+        )
+        self.status.value = (
+            f"Running version {number} on {count(len(rows) if rows is not None else 5, 'row')}&hellip;"
+        )
         self.run_button.disabled = True
         self.progress.clear_output()
+        version, error = None, None
         try:
+            # Caught inside the Output: in IPython its __exit__ swallows an exception (after printing the
+            # traceback), which would leave the status at "Running".
             with self.progress:
-                version = self.studio.run(progress=True)
-        except Exception as exc:  # noqa: BLE001
-            self.status.value = _error_html("run", exc)
-        else:
-            self.status.value = (
-                f"Version {version.number} ({version.sha256[:12]}): {len(version.results)} rows in "
-                f"{version.seconds:.1f} s, {version.calls} judge calls, {version.cache_hits} from the cache"
-            )
+                try:
+                    version = studio.run(progress=True)
+                except Exception as exc:  # noqa: BLE001
+                    error = exc
+        except Exception as exc:  # noqa: BLE001 - the Output itself failed
+            error = error or exc
         finally:
             self.run_button.disabled = False
+            if version is not None and error is None:
+                self.status.value = _run_html(version)
+            else:
+                self.status.value = _error_html("run", error or "no version was made")
 
     def _save_clicked(self, _button=None) -> None:
         import html
 
+        self._begin()
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -167,7 +212,7 @@ class StudioView:
         except Exception as exc:  # noqa: BLE001
             self.status.value = _error_html("save", exc)
             return
-        note = f" ({len(caught)} problem(s), see Inputs)" if caught else ""
+        note = f" ({count(len(caught), 'problem')}, see Inputs)" if caught else ""
         self.status.value = "Saved " + ", ".join(html.escape(str(p)) for p in paths) + note
 
     def _compare_clicked(self, _button=None) -> None:
@@ -175,13 +220,39 @@ class StudioView:
 
         from evalkit.notebook.display import styled
 
+        self._begin()
+        self.comparison.value = ""
+        a, b = self.compare_a.value, self.compare_b.value
         try:
-            table = self.studio.compare_versions(self.compare_a.value, self.compare_b.value)
-            diff = self.studio.diff(self.compare_a.value, self.compare_b.value) or "(same prompt)"
+            table = self.studio.compare_versions(a, b, fill=self.compare_fill.value, progress=False)
+            diff = self.studio.diff(a, b) or "(same prompt)"
         except Exception as exc:  # noqa: BLE001
             self.comparison.value = _error_html("compare", exc)
             return
-        self.comparison.value = styled(table).to_html() + f"<pre>{html.escape(diff)}</pre>"
+        self.comparison.value = (
+            f"<div>{count(len(table), 'row')} both versions judged</div>"
+            + styled(table).to_html()
+            + f"<pre>{html.escape(diff)}</pre>"
+        )
+
+    def snapshot_html(self) -> str:
+        """The view's state as static HTML: the title, the prompt, the inputs check, the status, the results,
+        the versions and the comparison (what a notebook reopened without its kernel shows)."""
+        import html
+
+        prompt = html.escape(self.studio.prompt_text)
+        parts = [
+            self.title.value,
+            f"<details><summary>prompt</summary><pre>{prompt}</pre></details>",
+            self.message.value,
+            "<b>Inputs</b>" + self.variables.value + self.problems.value,
+            f"<div>{self.status.value}</div>" if self.status.value else "",
+        ]
+        if self.studio.versions:
+            parts += ["<b>Results</b>", self.results.value, "<b>Versions</b>", self.versions.value]
+        if self.comparison.value:
+            parts += ["<b>Comparison</b>", self.comparison.value]
+        return "".join(part for part in parts if part)
 
     # Refresh -------------------------------------------------------------------------------------------
     def refresh(self, studio: JudgeRunner | None = None) -> None:
@@ -215,6 +286,8 @@ class StudioView:
             self.variables.value = styled(studio.variables()).hide(axis="index").to_html()
         except Exception as exc:  # noqa: BLE001 - a half-typed front matter must not break the view
             self.variables.value = _error_html("inputs", exc)
+        broken = studio.syntax_error()
+        self.message.value = f"<div style='color:#842029'>{html.escape(broken)}</div>" if broken else ""
         problems = studio.problems()
         self.problems.value = (
             "<ul style='color:#842029'>" + "".join(f"<li>{html.escape(p)}</li>" for p in problems) + "</ul>"
@@ -239,7 +312,24 @@ class StudioView:
                 self.compare_b.value = options[-1][1]
 
 
-def _error_html(what: str, exc: Exception) -> str:
+def _error_html(what: str, error: Exception | str) -> str:
+    """``<what> failed: <message>`` in red: the message alone for the mistakes evalkit explains (ValueError,
+    an ``EvalkitError``), with the exception's type otherwise."""
     import html
 
-    return f"<span style='color:#842029'>{what} failed: {html.escape(f'{type(exc).__name__}: {exc}')}</span>"
+    from evalkit.errors import EvalkitError
+
+    if isinstance(error, str) or isinstance(error, (ValueError, IndexError, EvalkitError)):
+        text = str(error)
+    else:
+        text = f"{type(error).__name__}: {error}"
+    return f"<span style='color:#842029'>{what} failed: {html.escape(text)}</span>"
+
+
+def _run_html(version) -> str:
+    """The status after a run: the version, then ``JudgeRun.describe()`` (red when rows errored)."""
+    import html
+
+    run = version.last_run
+    text = html.escape(f"Version {version.number} ({version.sha256[:12]}): {run.describe()}")
+    return f"<span style='color:#842029'>{text}</span>" if run.errors else text

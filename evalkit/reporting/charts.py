@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from evalkit.analysis.formatting import count, percent
 from evalkit.analysis.summaries import (
     STATUS_ROW,
     STATUSES,
@@ -103,7 +104,7 @@ def pass_rates(df: pd.DataFrame) -> go.Figure:
         go.Bar(
             x=names,
             y=rates,
-            text=[None if r is None else f"{r:.0%}" for r in rates],
+            text=[None if r is None else percent(r) for r in rates],
             textposition="outside",
             customdata=counts,
             hovertemplate="%{x}<br>pass rate %{y:.1%}<br>%{customdata}<extra></extra>",
@@ -159,7 +160,7 @@ def score_distribution(df: pd.DataFrame, key: str) -> go.Figure:
     figure = go.Figure(trace)
     _layout(
         figure,
-        f"Scores of {name} ({len(values)} rows)",
+        f"Scores of {name} ({count(len(values), 'row')})",
         xaxis={"title": {"text": "score"}, **({"type": "category"} if is_bool or judge else {})},
         yaxis={"title": {"text": "rows"}},
         bargap=0.1,
@@ -177,13 +178,13 @@ def status_breakdown(df: pd.DataFrame) -> go.Figure:
             x=list(STATUSES),
             y=[counts[s] for s in STATUSES],
             marker_color=[STATUS_COLORS[s] for s in STATUSES],
-            text=[f"{counts[s]} ({counts[s] / total:.0%})" if total else "0" for s in STATUSES],
+            text=[f"{counts[s]} ({percent(counts[s] / total)})" if total else "0" for s in STATUSES],
             textposition="outside",
             hovertemplate="%{x}: %{y} rows<extra></extra>",
             name="rows",
         )
     )
-    _layout(figure, f"Row status ({total} rows)", yaxis={"title": {"text": "rows"}})
+    _layout(figure, f"Row status ({count(total, 'row')})", yaxis={"title": {"text": "rows"}})
     return figure
 
 
@@ -249,7 +250,7 @@ def thread_turns(df: pd.DataFrame) -> go.Figure:
     )
     _layout(
         figure,
-        f"Thread turns ({len(order)} threads)",
+        f"Thread turns ({count(len(order), 'thread')})",
         xaxis={"title": {"text": "turn"}, "dtick": 1},
         yaxis={"autorange": "reversed", "type": "category"},
     )
@@ -399,7 +400,7 @@ def agreement_heatmap(judge_scores: Sequence[Any], human_scores: Sequence[Any]) 
     )
 
     def share(value: float) -> str:
-        return "n/a" if math.isnan(value) else f"{value:.0%}"
+        return percent(value)
 
     parts = [f"{share(stats['exact'])} exact agreement"]
     if not math.isnan(stats["within_one"]):
@@ -407,7 +408,7 @@ def agreement_heatmap(judge_scores: Sequence[Any], human_scores: Sequence[Any]) 
     parts.append("kappa n/a" if math.isnan(stats["kappa"]) else f"kappa {stats['kappa']:.2f}")
     _layout(
         figure,
-        f"Judge vs human ({stats['n']} rows): " + ", ".join(parts),
+        f"Judge vs human ({count(stats['n'], 'row')}): " + ", ".join(parts),
         xaxis={"title": {"text": "judge"}, "type": "category", "side": "bottom"},
         yaxis={"title": {"text": "human"}, "type": "category", "autorange": "reversed"},
     )

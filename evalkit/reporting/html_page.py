@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit.analysis.formatting import count, percent, plural
 from evalkit.analysis.summaries import STATUS_ROW, STATUSES, scored_evaluators, status_counts, summary
 from evalkit.documents.atomic import atomic_write
 from evalkit.documents.case_table import document_title
@@ -58,7 +59,7 @@ def report_title(df: pd.DataFrame, title: str | None = None) -> str:
 def _fmt_rate(value: float) -> str:
     if math.isnan(value):
         return "<td class='num'>\u2013</td>"
-    return f"<td class='num'>{value * 100:.1f}\u00a0%<meter min='0' max='1' value='{value:.4f}'></meter></td>"
+    return f"<td class='num'>{percent(value)}<meter min='0' max='1' value='{value:.4f}'></meter></td>"
 
 
 def _fmt_mean(value: float) -> str:
@@ -106,7 +107,7 @@ def _counts_html(df: pd.DataFrame) -> str:
     counts = status_counts(df)
     buttons = [
         f"<button type='button' class='count' id='count-all' aria-pressed='true'>"
-        f"<b>{counts['total']}</b>rows</button>"
+        f"<b>{counts['total']}</b>{plural(counts['total'], 'row')}</button>"
     ]
     for name in STATUSES:
         buttons.append(
@@ -119,7 +120,7 @@ def _counts_html(df: pd.DataFrame) -> str:
 def _head_html(df: pd.DataFrame, title: str, evaluators: list[dict[str, Any]], limit: int) -> str:
     meta = df.attrs.get("evalkit") or {}
     source = meta.get("source") if isinstance(meta, dict) else None
-    facts = [f"{len(df):,} rows", f"{len(evaluators)} evaluators"]
+    facts = [count(len(df), "row"), count(len(evaluators), "evaluator")]
     if source:
         # the file name only: a report gets shared, the local directory layout need not be
         facts.insert(0, f"source: {html.escape(Path(str(source)).name)}")

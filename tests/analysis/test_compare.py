@@ -520,8 +520,8 @@ def test_chart_agreement_heatmap():
     assert len(heat.z) == 5 and all(len(line) == 5 for line in heat.z)
     assert sum(map(sum, heat.z)) == 4  # the pair with a missing judge score is dropped
     assert heat.z[2][1] == 1  # human 3, judge 2
-    assert "75% exact agreement" in figure.layout.title.text
-    assert "100% within one point" in figure.layout.title.text
+    assert "75.0% exact agreement" in figure.layout.title.text
+    assert "100.0% within one point" in figure.layout.title.text
     binary = charts.agreement_heatmap(["pass", "fail", True], ["pass", "pass", "pass"])
     assert [list(line) for line in binary.data[0].z] == [[2, 1], [0, 0]]
     stats = charts.agreement([1, 2, 3, 4, 5], [1, 2, 3, 4, 5])

@@ -24,6 +24,9 @@
     return node;
   }
 
+  /* A count and its noun, "1 row" / "3 rows": the plural rule of evalkit.analysis.formatting.count. */
+  function counted(n, noun) { return n + " " + noun + (n === 1 ? "" : "s"); }
+
   function badge(word) {
     return el("span", "badge " + (KNOWN[word] || "other"), word);
   }
@@ -152,8 +155,9 @@
       fragment.appendChild(row);
     }
     body.replaceChildren(fragment);
-    byId("f-count").textContent = (order.length ? (start + 1) + "\u2013" + end : "0") + " of " +
-      order.length + (order.length === total ? " rows" : " matching rows (" + total + " in total)");
+    var shown = order.length === 0 ? "0" : (end - start === 1 ? String(start + 1) : (start + 1) + "\u2013" + end);
+    byId("f-count").textContent = shown + " of " + (order.length === total ? counted(order.length, "row")
+      : counted(order.length, "matching row") + " (" + total + " in total)");
     byId("p-label").textContent = "page " + (state.page + 1) + " of " + pageCount();
     byId("p-first").disabled = byId("p-prev").disabled = state.page === 0;
     byId("p-next").disabled = byId("p-last").disabled = state.page >= pageCount() - 1;

@@ -32,13 +32,17 @@ def render_report(
     baseline_dir: str | os.PathLike | None = None,
     title: str | None = None,
     notebook_out: str | os.PathLike | None = None,
+    parameters: dict[str, Any] | None = None,
     kernel_name: str = "python3",
     timeout: float | None = 600,
 ) -> Path:
     """Execute the report notebook on ``run_dir`` (and ``baseline_dir``) and write the HTML to ``out``.
 
     The notebook runs with papermill on the ``kernel_name`` Jupyter kernel in a scratch folder that is removed
-    afterwards; ``notebook_out`` also keeps the executed notebook. Both files are written atomically. Raises
+    afterwards; ``notebook_out`` also keeps the executed notebook. Both files are written atomically.
+    ``parameters`` sets further parameters the notebook declares (its ``parameters`` cell); a name it does not
+    declare raises :class:`~evalkit.errors.ParameterError` listing the ones it does, before any kernel starts
+    (papermill itself would only warn and run without it). Raises
     :class:`~evalkit.errors.DocumentError` when a run folder is missing or not a run (before any kernel starts,
     or from the notebook), :class:`~evalkit.errors.EnvironmentConfigError` when there is no such kernel, and
     :class:`~evalkit.errors.EvalkitError` naming the cell when the notebook fails otherwise.
@@ -55,6 +59,8 @@ def render_report(
             f"the report notebook is missing from this installation ({source}); reinstall evalkit "
             "(its package data must include templates/*.ipynb)"
         )
+    extra = dict(parameters or {})
+    check_parameters(source, extra)
     run_path = results_file(run_dir).resolve()
     base_path = results_file(baseline_dir).resolve() if baseline_dir is not None else None
     with tempfile.TemporaryDirectory(prefix="evalkit-report-") as scratch:
@@ -62,6 +68,7 @@ def render_report(
             source,
             Path(scratch) / "report.ipynb",
             {
+                **extra,
                 "run_dir": str(run_path),
                 "baseline_dir": None if base_path is None else str(base_path),
                 "title": title,
@@ -82,12 +89,41 @@ def render_report(
     return target
 
 
+def check_parameters(notebook: Path, parameters: dict[str, Any]) -> list[str]:
+    """The parameters ``notebook`` declares (papermill's reading of its ``parameters`` cell); raises
+    :class:`~evalkit.errors.ParameterError` naming them when ``parameters`` holds another name, or one that
+    ``render_report`` sets itself."""
+    import papermill
+
+    from evalkit.errors import ParameterError
+
+    declared = list(papermill.inspect_notebook(str(notebook)))
+    settable = [name for name in declared if name not in _SET_BY_REPORT]
+    unknown = [name for name in parameters if name not in settable]
+    if unknown:
+        raise ParameterError(
+            f"the report notebook ({notebook.name}) has no parameter {', '.join(map(repr, unknown))} to set: "
+            f"its parameters are {', '.join(declared)}"
+            + (
+                " (run_dir, baseline_dir, title and out_dir come from the command's own options: RUN_DIR, "
+                "--baseline, --title)"
+                if settable != declared
+                else ""
+            )
+        )
+    return declared
+
+
+#: Parameters ``render_report`` sets from its own arguments.
+_SET_BY_REPORT = ("run_dir", "baseline_dir", "title", "out_dir")
+
+
 def _execute(source: Path, target: Path, parameters: dict, *, cwd: str, kernel_name: str, timeout):
     import papermill
     from jupyter_client.kernelspec import NoSuchKernel
     from papermill.exceptions import PapermillExecutionError
 
-    from evalkit.errors import DocumentError, EnvironmentConfigError, EvalkitError
+    from evalkit.errors import DocumentError, EnvironmentConfigError, EvalkitError, ParameterError
 
     options: dict[str, Any] = {}
     if os.name == "posix":
@@ -118,6 +154,8 @@ def _execute(source: Path, target: Path, parameters: dict, *, cwd: str, kernel_n
         message = str(exc.evalue).strip()
         if exc.ename == "DocumentError":
             raise DocumentError(message) from None
+        if exc.ename == "ParameterError":
+            raise ParameterError(message) from None
         raise EvalkitError(
             f"the report notebook failed in cell {exc.exec_count}: {exc.ename}: {message}"
         ) from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from evalkit.analysis.formatting import count
 from evalkit.analysis.summaries import scored_evaluators
 from evalkit.documents.columns import score_column
 from evalkit.reporting.notebook_report.formatting import (
@@ -121,7 +122,7 @@ def failing_html(run: pd.DataFrame, limit: int = FAILING_LIMIT) -> str:
         )
     shown = f"; the first {len(frame):,} in run order" if total > len(frame) else ""
     return (
-        f"<p class='meta'>{total:,} rows did not pass (fail, partial or error){shown}.</p>"
+        f"<p class='meta'>{count(total, 'row')} did not pass (fail, partial or error){shown}.</p>"
         f"<div class='scroll'><table class='rows'><thead><tr>{head}</tr></thead>"
         f"<tbody>{''.join(lines)}</tbody></table></div>{more_note(total, len(frame), 'rows')}"
     )

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit.analysis.formatting import percent
 from evalkit.analysis.summaries import STATUSES
 
 #: Most failing rows (and regressed / improved rows) listed; the rest are counted.
@@ -44,7 +45,7 @@ def esc(value: Any, limit: int = TEXT_LIMIT) -> str:
 
 def pct(value: float) -> str:
     """A rate as a percentage with one decimal; a dash when it is not a number."""
-    return DASH if not math.isfinite(value) else f"{value:.1%}"
+    return percent(value, missing=DASH)
 
 
 def num(value: Any) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit.analysis.formatting import count, percent
 from evalkit.analysis.summaries import STATUSES, scored_evaluators, status_counts
 from evalkit.documents.versions import EVALKIT_VERSION as __version__
 from evalkit.reporting.html_page import report_title
@@ -101,9 +102,9 @@ def header(run: pd.DataFrame, title: str | None = None, baseline: pd.DataFrame |
     items = int(run["item"].nunique()) if "item" in run.columns else len(run)
     facts = [
         f"run {esc(_run_name(run), 200)}",
-        f"{counts['total']:,} rows",
-        f"{items:,} items",
-        f"{len(scored_evaluators(run))} evaluators",
+        count(counts["total"], "row"),
+        count(items, "item"),
+        count(len(scored_evaluators(run)), "evaluator"),
     ]
     if baseline is not None:
         facts.insert(1, f"baseline {esc(_run_name(baseline), 200)}")
@@ -176,7 +177,7 @@ def provenance(run: pd.DataFrame) -> pd.DataFrame:
         rows.append(("judge calls", f"{calls:,} (retries included)"))
     if hits is not None:
         asked = hits + (calls or 0)
-        rate = f" ({hits / asked:.1%} of {asked:,} judge requests)" if asked else ""
+        rate = f" ({percent(hits / asked)} of {count(asked, 'judge request')})" if asked else ""
         rows.append(("judge cache hits", f"{hits:,}{rate}"))
     throttled = _count(judge.get("throttled"))
     if throttled:

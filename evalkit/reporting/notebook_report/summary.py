@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from evalkit.analysis.formatting import count
 from evalkit.analysis.summaries import STATUS_ROW, scored_evaluators, summary
 from evalkit.reporting.notebook_report.formatting import DASH, esc, pct
 
@@ -117,6 +118,8 @@ def thread_turns(run: pd.DataFrame, limit: int = THREAD_LIMIT) -> go.Figure | No
     shown = order[:limit]
     figure = chart(run[threaded & run["item"].isin(shown).to_numpy()] if len(order) > limit else run)
     if len(order) > limit:
-        figure.update_layout(title={"text": f"Thread turns (first {len(shown):,} of {len(order):,} threads)"})
+        figure.update_layout(
+            title={"text": f"Thread turns (first {len(shown):,} of {count(len(order), 'thread')})"}
+        )
     figure.update_layout(height=max(300, 120 + 18 * len(shown)))
     return figure
