@@ -38,8 +38,8 @@ _PLAIN_ITEM_KEYS = frozenset({"prompt", "expected_response", "response", "contex
 _PATTERN_HINTS = {
     r"^1\.\d+\.\d+$": "{value} is not a valid version; expected 1.<minor>.<patch>",
     r"\S": "must contain a non-whitespace character (got {value})",
-    r"^[a-zA-Z][a-zA-Z0-9_]*$": "{value} is not a valid evaluator name; use letters, digits and '_', "
-    "starting with a letter",
+    r"^([a-zA-Z][a-zA-Z0-9_]*|Builtin\.[A-Za-z]+)$": "{value} is not a valid evaluator name; use letters, "
+    "digits and '_', starting with a letter (or Builtin.<Name> for an AgentCore built-in span judge)",
 }
 
 _JSON_TYPES = (

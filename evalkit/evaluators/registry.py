@@ -29,9 +29,13 @@ from evalkit.evaluators.names import (
     name_too_long,
 )
 from evalkit.evaluators.retrieval import RETRIEVAL_EVALUATORS
+from evalkit.evaluators.span_docs import SpanDocumentEvaluator
 from evalkit.evaluators.toolcalls import TOOLCALL_EVALUATORS
 
 log = logging.getLogger("evalkit.registry")
+
+#: Prefix of AgentCore's built-in LLM-as-judge span evaluators (``Builtin.Helpfulness``).
+SPAN_BUILTIN_PREFIX = "Builtin."
 
 #: The built-in string evaluators by document name.
 TEXT_EVALUATORS = {"ExactMatch": ExactMatch, "PartialMatch": PartialMatch, "Citations": Citations}
@@ -71,6 +75,13 @@ def _resolve_one(name: str, where: str, folder: Path) -> Any:
             f"(names are compared case-insensitively). Write '{collision}' to use the built-in, or give "
             f"your custom evaluator a distinct name such as 'domain_{name.lower()}'."
         )
+    if name.startswith(SPAN_BUILTIN_PREFIX):
+        # AgentCore's LLM-as-judge built-ins, judged on the row's captured spans. Lazy: the span runtime costs
+        # ~0.1 s of imports, paid only when a document names one.
+        from evalkit.spans.llm_evaluator import builtin_evaluator
+
+        log.debug("evaluator %r (%s): AgentCore built-in span judge", name, where)
+        return SpanDocumentEvaluator(builtin_evaluator(name))
     if name in RESERVED_NAMES:
         raise EvaluatorConfigError(
             f"Evaluator name '{name}' ({where}) is reserved: the case table already has a column '{name}'. "

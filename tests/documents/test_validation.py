@@ -148,6 +148,10 @@ def test_schema_differs_from_upstream_only_where_intended():
         theirs["$defs"]["RetrievalQueryOptions"]["properties"][option].update(
             type=["string", "array"], minLength=1
         )
+    # AgentCore's built-in span judges are named Builtin.<Name> (seed 003).
+    theirs["$defs"]["EvaluatorMap"]["propertyNames"]["pattern"] = (
+        r"^([a-zA-Z][a-zA-Z0-9_]*|Builtin\.[A-Za-z]+)$"
+    )
     assert ours == theirs
 
 
@@ -287,7 +291,7 @@ def test_evaluator_names_and_options():
     assert schema_problems(doc) == [
         "default_evaluators.Citations.threshold: must be >= 1 (got 0)",
         "items[0].evaluators: 'my-check' is not a valid evaluator name; use letters, digits and '_', "
-        "starting with a letter",
+        "starting with a letter (or Builtin.<Name> for an AgentCore built-in span judge)",
         "items[0].evaluators.ExactMatch.case_sensitive: expected a boolean, got string",
     ]
 

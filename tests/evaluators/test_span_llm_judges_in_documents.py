@@ -72,3 +72,30 @@ def test_no_judge_model_stops_the_run_with_exit_code_3(tmp_path):
     df = table(tmp_path)
     with pytest.raises(EnvironmentConfigError, match="on_topic"):
         evalkit.evaluate(df, custom_dir=tmp_path / "custom-evaluators", progress=False)
+
+
+def test_an_agentcore_builtin_named_in_a_document_judges_each_rows_spans(model_server, tmp_path):
+    """``Builtin.<Name>`` works in an evaluator map (seed 003 names them so; evalkit's schema allows the dot)."""
+    df = table(tmp_path)
+    df["evaluators"] = [{"Builtin.Helpfulness": {"threshold": 0.5}}] * len(df)
+    config = {"base_url": model_server.openai_base_url, "model": "judge", "api_key": "k"}
+    scored = evalkit.evaluate(
+        df, model_config=config, custom_dir=tmp_path / "custom-evaluators", progress=False
+    )
+    records = scored.filter(like="Builtin.Helpfulness").to_dict("records")
+    assert scored["Builtin.Helpfulness_result"].isin(["pass", "fail"]).all(), records
+    assert all(0.0 <= s <= 1.0 for s in scored["Builtin.Helpfulness"]), records
+    assert model_server.request_count == 4  # Helpfulness is a TRACE judge: two traces per session
+    prompts = [r["body"]["messages"][-1]["content"] for r in model_server.requests]
+    assert any("Apple" in p for p in prompts)
+
+
+def test_a_document_naming_a_builtin_span_judge_is_valid_and_unknown_ones_are_refused(tmp_path):
+    doc = {"schemaVersion": "1.11.0", "items": [{"prompt": "p", "evaluators": {"Builtin.Helpfulness": {}}}]}
+    from evalkit.documents.validation import schema_problems
+
+    assert schema_problems(doc) == [] and schema_problems(doc, fast_path=False) == []
+    df = evalkit.load(doc)
+    df["evaluators"] = [{"Builtin.Helpfulnes": {}}]
+    with pytest.raises(evalkit.EvaluatorConfigError, match="not an AgentCore built-in evaluator"):
+        evalkit.evaluate(df, progress=False)
