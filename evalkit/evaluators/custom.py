@@ -26,7 +26,7 @@ import numpy as np
 from evalkit.documents.evaluator_maps import BUILTIN_NAMES
 from evalkit.errors import EvaluatorConfigError
 from evalkit.evaluators.base import verdict_frame
-from evalkit.evaluators.contract import ContractError, read_score, signature_message
+from evalkit.evaluators.contract import ContractError, describe_exception, read_score, signature_message
 from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.span_docs import SpanDocumentEvaluator
 from evalkit.judges.pool import JudgeFailure
@@ -80,7 +80,7 @@ class RowEvaluator:
                     errors,
                     codes,
                     positions,
-                    f"constructor failed: {type(exc).__name__}: {exc}",
+                    f"constructor failed: {describe_exception(exc)}",
                     "evaluatorLoadError",
                 )
                 continue
@@ -101,17 +101,26 @@ class RowEvaluator:
                 errors[i], codes[i] = signature_message(exc), "evaluatorError"
                 continue
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: any failure is an error result
-                errors[i], codes[i] = f"{type(exc).__name__}: {exc}", "evaluatorError"
+                errors[i], codes[i] = describe_exception(exc), "evaluatorError"
                 continue
             # Fast path for the common well-formed result; everything else goes through the contract.
             if type(out) is dict and "error" not in out and out.get("result") != "error":
                 value = out.get("score")
                 kind = type(value)
-                if (kind is float or kind is int) and value == value and abs(value) != float("inf"):
-                    scores[i] = value
-                    reason = out.get("reason")
-                    reasons[i] = "" if reason is None else reason if type(reason) is str else str(reason)
-                    continue
+                reason = out.get("reason")
+                if (
+                    (kind is float or kind is int)
+                    and value == value
+                    and abs(value) != float("inf")
+                    and (reason is None or type(reason) is str)
+                ):
+                    try:
+                        scores[i] = value
+                    except OverflowError:  # an int beyond the float range: the contract explains it
+                        pass
+                    else:
+                        reasons[i] = reason or ""
+                        continue
             try:
                 scores[i], reasons[i] = read_score(out, llm=False)
             except ContractError as exc:
@@ -189,7 +198,7 @@ class CustomJudge(LLMJudge):
                 )
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code
                 self._instances[key] = JudgeFailure(
-                    f"constructor failed: {type(exc).__name__}: {exc}", "evaluatorLoadError"
+                    f"constructor failed: {describe_exception(exc)}", "evaluatorLoadError"
                 )
         return self._instances[key]
 
