@@ -96,8 +96,14 @@ def _run(args) -> int:
         agent=args.agent,
     )
     out = Path(args.out) if args.out else Path("results") / path.stem
+    spans: list[int] = []
+    extra = {}
+    if args.agent:  # spans.jsonl belongs to the run's set of files: replaced together with the others
+        from evalkit.agents.span_capture import write_spans_jsonl
+
+        extra["spans.jsonl"] = lambda target: spans.append(write_spans_jsonl(scored, target))
     try:
-        paths = save_results(scored, out, parallel=True)
+        paths = save_results(scored, out, parallel=True, extra=extra)
     except OSError as exc:
         raise EvalkitError(f"cannot write results to {out}: {exc.strerror or exc}") from None
     counts = status_counts(scored)
@@ -118,10 +124,7 @@ def _run(args) -> int:
     print(f"CSV:     {paths['csv']}")
     print(f"Report:  {paths['html']}")
     if args.agent:
-        from evalkit.agents.span_capture import write_spans_jsonl
-
-        count = write_spans_jsonl(scored, out / "spans.jsonl")
-        print(f"Spans:   {out / 'spans.jsonl'} ({count} spans)")
+        print(f"Spans:   {paths['spans.jsonl']} ({spans[0]} spans)")
     if args.fail_under is not None and rate < args.fail_under:
         print(
             f"Gate failed: pass rate {rate:.1%} is below --fail-under {args.fail_under:.1%}", file=sys.stderr
