@@ -45,6 +45,14 @@ def register(subparsers) -> None:
         "--judge-timeout", metavar="SECONDS", type=float, default=120.0, help="per judge call (default 120)"
     )
     parser.add_argument(
+        "--evaluator-timeout",
+        metavar="SECONDS",
+        type=parse_seconds,
+        default=60.0,
+        help="per row and code-only custom evaluator call; a longer call is an evaluatorTimeout error for that "
+        "row (default 60)",
+    )
+    parser.add_argument(
         "--azure-ai-auth-mode",
         choices=("api-key", "default-credential"),
         default=None,
@@ -52,6 +60,21 @@ def register(subparsers) -> None:
         "(the default when no key is set)",
     )
     parser.set_defaults(func=main)
+
+
+def parse_seconds(text: str) -> float:
+    """A positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of seconds: write e.g. 60 or 2.5"
+        ) from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a positive number of seconds: write e.g. 60 or 2.5"
+        )
+    return value
 
 
 def parse_rate(text: str) -> float:
@@ -93,6 +116,7 @@ def _run(args) -> int:
         concurrency=max(1, args.concurrency),
         cache=not args.no_cache,
         judge_timeout=args.judge_timeout,
+        evaluator_timeout=args.evaluator_timeout,
         agent=args.agent,
     )
     out = Path(args.out) if args.out else Path("results") / path.stem

@@ -29,6 +29,7 @@ from evalkit.evaluators.base import verdict_frame
 from evalkit.evaluators.contract import ContractError, describe_exception, read_score, signature_message
 from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.span_docs import SpanDocumentEvaluator
+from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT, run_with_time_limit
 from evalkit.judges.pool import JudgeFailure
 from evalkit.judges.prompty import load as load_prompty
 
@@ -49,6 +50,8 @@ class RowEvaluator:
     def __init__(self, name: str, *, default_threshold: float = 1):
         self.name = self.key = self.score_field = name
         self.default_threshold = default_threshold
+        #: seconds one call may take before that row becomes an ``evaluatorTimeout`` error (None: no limit)
+        self.timeout: float | None = DEFAULT_TIMEOUT
 
     def make_callable(self, threshold: float, options: dict) -> Callable[..., Any]:
         raise NotImplementedError
@@ -88,8 +91,27 @@ class RowEvaluator:
         return verdict_frame(rows.index, scores, thresholds, reasons, errors, codes)
 
     def _run(self, fn, positions, columns, scores, reasons, errors, codes) -> None:
+        rows = positions.tolist()
+        outputs = (scores, reasons, errors, codes)
+        if not self.timeout:
+            self._rows(fn, rows, columns, 0, outputs, [0], [False])
+            return
+
+        def loop(start, buffers, progress, stop):
+            self._rows(fn, rows, columns, start, buffers, progress, stop)
+
+        run_with_time_limit(loop, rows, outputs, self.timeout, self.name)
+
+    @staticmethod
+    def _rows(fn, rows, columns, start, outputs, progress, stop) -> None:
+        """Call ``fn`` on ``rows[start:]``; ``progress[0]`` is the row being called (see ``time_limit``)."""
         prompts, responses, expecteds, contexts = columns
-        for i in positions:
+        scores, reasons, errors, codes = outputs
+        for k in range(start, len(rows)):
+            if stop[0]:
+                return
+            progress[0] = k
+            i = rows[k]
             try:
                 out = fn(
                     prompt=prompts[i],
