@@ -13,6 +13,9 @@ Why this design rather than a symlink to a versioned folder: ``--out`` stays a r
 ``rm -r``, ``shutil.rmtree``, sync tools or Windows shares), and a folder that exists already needs no
 non-atomic first conversion into a symlink.
 
+A results folder that is a mount point (a container volume) cannot be renamed at all: there the files are
+staged inside the folder and renamed in one by one, with a warning that a kill can then leave a mix.
+
 Where ``RENAME_EXCHANGE`` is not available (another OS, or a file system that refuses it), the swap is two
 renames: the target moves aside to ``.<name>.evalkit-<pid>-old``, then the staging folder takes its name. A
 kill between the two leaves no target folder for a moment; the next :func:`replaced_folder` on that target
@@ -73,7 +76,15 @@ def replaced_folder(target: str | os.PathLike, owned: Iterable[str] = ()) -> Ite
     left as it was. A symlinked target keeps its link: the folder it points to is replaced.
     """
     target = Path(os.path.realpath(target))
+    if os.path.lexists(target) and not target.is_dir():
+        raise NotADirectoryError(
+            errno.ENOTDIR, "it is a file, not a folder: remove it or write the results elsewhere", str(target)
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
+    if _is_mount_point(target):
+        with _replaced_in_place(target, set(owned)) as staging:
+            yield staging
+        return
     recover(target)
     staging = target.parent / f".{target.name}.evalkit-{os.getpid()}-{secrets.token_hex(4)}"
     staging.mkdir()
@@ -87,6 +98,44 @@ def replaced_folder(target: str | os.PathLike, owned: Iterable[str] = ()) -> Ite
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def _is_mount_point(target: Path) -> bool:
+    """A folder that is a mount point (a Docker volume, say) cannot be renamed: its files are replaced."""
+    return target.is_dir() and os.path.ismount(target)
+
+
+@contextlib.contextmanager
+def _replaced_in_place(target: Path, owned: set[str]) -> Iterator[Path]:
+    """The fallback for a mount point: stage inside the folder, then rename the files in one by one.
+
+    Each file is still replaced atomically and no temporary file stays behind, but a crash between two
+    renames leaves files of two runs: a warning says so.
+    """
+    log.warning(
+        "%s is a mount point, which cannot be swapped as a whole: its files are replaced one by one, so a run "
+        "killed while replacing them can leave files of two runs. Write to a folder inside the mount for a "
+        "replacement as one set.",
+        target,
+    )
+    pattern = re.compile(r"^\.evalkit-staging-(\d+)-\w+$")
+    for entry in list(os.scandir(target)):
+        match = pattern.match(entry.name)
+        if match and not _alive(int(match.group(1))):
+            shutil.rmtree(entry.path, ignore_errors=True)
+    staging = target / f".evalkit-staging-{os.getpid()}-{secrets.token_hex(4)}"
+    staging.mkdir()
+    try:
+        yield staging
+        _fsync_tree(staging)
+        written = {entry.name for entry in os.scandir(staging)}
+        for name in sorted(written):
+            os.replace(staging / name, target / name)
+        for name in owned - written:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(target / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def recover(target: Path) -> None:

@@ -200,3 +200,40 @@ def test_spans_jsonl_is_replaced_with_the_set(tmp_path):
     assert without_agent.returncode == 0, without_agent.stderr
     assert sorted(p.name for p in out.iterdir()) == ["report.html", "results.csv", "results.json"]
     assert _leftovers(out) == []
+
+
+def test_a_file_in_place_of_the_folder_is_an_error_and_is_left_alone(tmp_path):
+    scored = evalkit.evaluate(evalkit.load(_document(tmp_path, "alpha", rows=3)), progress=False)
+    out = tmp_path / "out"
+    out.write_text("not a folder")
+    with pytest.raises(NotADirectoryError, match="it is a file, not a folder"):
+        evalkit.save_results(scored, out)
+    assert out.read_text() == "not a folder" and _leftovers(out) == []
+
+
+def test_cli_names_a_file_in_place_of_the_folder(tmp_path):
+    (tmp_path / "out").write_text("not a folder")
+    proc = _run(_document(tmp_path, "alpha", rows=3), tmp_path / "out")
+    assert proc.returncode == 2 and proc.stderr.startswith("Error: cannot write results to")
+    assert "it is a file, not a folder" in proc.stderr
+
+
+def test_a_mount_point_has_its_files_replaced_one_by_one(tmp_path, monkeypatch, caplog):
+    from evalkit.documents import folder_swap
+
+    scored = evalkit.evaluate(evalkit.load(_document(tmp_path, "alpha", rows=3)), progress=False)
+    out = tmp_path / "out"
+    evalkit.save_results(scored, out, extra={"spans.jsonl": lambda p: p.write_text("{}\n")})
+    (out / "notes.txt").write_text("mine")
+    (out / ".evalkit-staging-999999999-dead").mkdir()  # left by a killed run (no such pid)
+    inode = out.stat().st_ino
+    monkeypatch.setattr(folder_swap, "_is_mount_point", lambda target: target == out)
+    evalkit.save_results(scored, out)
+    assert out.stat().st_ino == inode  # the folder itself stayed
+    assert sorted(p.name for p in out.iterdir()) == [
+        "notes.txt",
+        "report.html",
+        "results.csv",
+        "results.json",
+    ]
+    assert "mount point" in caplog.text
