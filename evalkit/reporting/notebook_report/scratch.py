@@ -32,14 +32,15 @@ from pathlib import Path
 PREFIX = "evalkit-report-"
 _NAME = re.compile(rf"^{PREFIX}(\d+)-\w+$")
 
-# Runs in a separate interpreter: waits for end of file on stdin (evalkit finished or died), then removes the
-# folder; once more a moment later, in case the orphaned kernel wrote a last file while shutting down.
+# Runs in a separate interpreter: reads stdin to its end. Evalkit writes one byte before closing it when the
+# report ended normally (the folder is gone already); an end without that byte means evalkit died: remove the
+# folder, and once more a moment later, in case the orphaned kernel wrote a last file while shutting down.
 _WATCHDOG = """
 import shutil, sys, time
-sys.stdin.buffer.read()
-for delay in (0, 2):
-    time.sleep(delay)
-    shutil.rmtree(sys.argv[1], ignore_errors=True)
+if not sys.stdin.buffer.read():
+    for delay in (0, 2):
+        time.sleep(delay)
+        shutil.rmtree(sys.argv[1], ignore_errors=True)
 """
 
 
@@ -54,7 +55,9 @@ def scratch_folder() -> Iterator[Path]:
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         if watchdog is not None:
-            watchdog.stdin.close()  # end of file: the watchdog finds nothing left to remove and exits
+            with contextlib.suppress(OSError):
+                watchdog.stdin.write(b".")  # "ended normally": the watchdog exits at once
+                watchdog.stdin.close()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 watchdog.wait(timeout=5)
 
