@@ -86,6 +86,8 @@ def run_with_time_limit(loop: Loop, positions: list[int], outputs: tuple, limit:
         if failure:  # a failure of the loop itself (not of the evaluator): as if it had run here
             raise failure[0]
         finished = count if done.is_set() else seen
+        if finished == count:
+            worker.join()  # gone for good: a later fork (the CSV/HTML writer) checks that no thread runs
         _copy(buffers, outputs, positions[start:finished])
         if finished == count:
             break

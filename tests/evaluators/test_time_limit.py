@@ -138,3 +138,12 @@ def test_cli_help_names_the_default():
 
     assert run_command.parse_seconds("2.5") == 2.5
     assert Path(run_command.__file__).read_text().count("--evaluator-timeout") == 1
+
+
+def test_no_worker_thread_outlives_a_run_without_timeouts():
+    """A later fork (the parallel CSV/HTML writer) is only safe when no other thread runs."""
+    df = pd.DataFrame({"prompt": ["a", "b"], "response": ["r", "r"]})
+    before = threading.active_count()
+    for _ in range(300):
+        evalkit.evaluate(df, evaluators={"quick": _slow}, progress=False)
+        assert threading.active_count() == before
