@@ -64,6 +64,8 @@ class RowEvaluator:
         errors: list[Any] = [None] * n
         codes: list[Any] = [None] * n
         columns = [rows[c].tolist() for c in _INPUTS]
+        order: list[int] = []  # the rows to call, grouped by configuration, and the callable of each
+        fns: list[Any] = []
         for positions, config in _group_configs(configs):
             threshold = config.get("threshold", self.default_threshold)
             thresholds[positions] = threshold
@@ -87,31 +89,33 @@ class RowEvaluator:
                     "evaluatorLoadError",
                 )
                 continue
-            self._run(fn, positions, columns, scores, reasons, errors, codes)
+            order.extend(positions.tolist())
+            fns.extend([fn] * len(positions))
+        self._run(fns, order, columns, (scores, reasons, errors, codes))
         return verdict_frame(rows.index, scores, thresholds, reasons, errors, codes)
 
-    def _run(self, fn, positions, columns, scores, reasons, errors, codes) -> None:
-        rows = positions.tolist()
-        outputs = (scores, reasons, errors, codes)
+    def _run(self, fns, order, columns, outputs) -> None:
+        """Call every row, in this thread (no limit), or under the time limit (``time_limit``)."""
+
+        def loop(start, end, buffers, progress, stop):
+            self._rows(fns, order, columns, start, end, buffers, progress, stop)
+
         if not self.timeout:
-            self._rows(fn, rows, columns, 0, outputs, [0], [False])
-            return
-
-        def loop(start, buffers, progress, stop):
-            self._rows(fn, rows, columns, start, buffers, progress, stop)
-
-        run_with_time_limit(loop, rows, outputs, self.timeout, self.name)
+            loop(0, len(order), outputs, [0], [False])
+        else:
+            run_with_time_limit(loop, order, outputs, self.timeout, self.name)
 
     @staticmethod
-    def _rows(fn, rows, columns, start, outputs, progress, stop) -> None:
-        """Call ``fn`` on ``rows[start:]``; ``progress[0]`` is the row being called (see ``time_limit``)."""
+    def _rows(fns, order, columns, start, end, outputs, progress, stop) -> None:
+        """Call rows ``order[start:end]``; ``progress[0]`` is the one being called (see ``time_limit``)."""
         prompts, responses, expecteds, contexts = columns
         scores, reasons, errors, codes = outputs
-        for k in range(start, len(rows)):
+        for k in range(start, end):
             if stop[0]:
                 return
             progress[0] = k
-            i = rows[k]
+            i = order[k]
+            fn = fns[k]
             try:
                 out = fn(
                     prompt=prompts[i],

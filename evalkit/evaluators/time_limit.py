@@ -44,15 +44,15 @@ def timeout_message(name: str, limit: float) -> str:
     )
 
 
-Loop = Callable[[int, tuple, list, list], None]
+Loop = Callable[[int, int, tuple, list, list], None]
 
 
 def run_with_time_limit(loop: Loop, positions: list[int], outputs: tuple, limit: float, name: str) -> int:
     """Run ``loop`` over ``positions`` with at most ``limit`` seconds per row; returns how many rows timed out.
 
-    ``loop(start, buffers, progress, stop)`` runs rows ``positions[start:]`` writing ``buffers`` (shaped like
-    ``outputs``: scores array, reasons, errors, codes lists), sets ``progress[0] = k`` before row ``k`` and
-    returns when done or when ``stop[0]`` is true.
+    ``loop(start, end, buffers, progress, stop)`` runs rows ``positions[start:end]`` writing ``buffers``
+    (shaped like ``outputs``: scores array, reasons, errors, codes lists), sets ``progress[0] = k`` before row
+    ``k`` and returns when done or when ``stop[0]`` is true.
     """
     scores, reasons, errors, codes = outputs
     poll = min(0.5, max(0.005, limit / 8))
@@ -67,7 +67,7 @@ def run_with_time_limit(loop: Loop, positions: list[int], outputs: tuple, limit:
         progress, stop, done, failure = [start], [False], threading.Event(), []
         worker = threading.Thread(
             target=_work,
-            args=(loop, start, buffers, progress, stop, done, failure),
+            args=(loop, start, count, buffers, progress, stop, done, failure),
             name=f"evalkit-{name}",
             daemon=True,
         )
@@ -99,9 +99,9 @@ def run_with_time_limit(loop: Loop, positions: list[int], outputs: tuple, limit:
     return timed_out
 
 
-def _work(loop: Loop, start, buffers, progress, stop, done: threading.Event, failure: list) -> None:
+def _work(loop: Loop, start, end, buffers, progress, stop, done: threading.Event, failure: list) -> None:
     try:
-        loop(start, buffers, progress, stop)
+        loop(start, end, buffers, progress, stop)
     except Abandoned:
         return
     except BaseException as exc:  # noqa: BLE001 - handed to the watching thread, which raises it
