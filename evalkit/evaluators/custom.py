@@ -30,6 +30,7 @@ from evalkit.evaluators.contract import ContractError, describe_exception, read_
 from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.span_docs import SpanDocumentEvaluator
 from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT, run_with_time_limit
+from evalkit.evaluators.worker_process import can_fork, run_in_workers
 from evalkit.judges.pool import JudgeFailure
 from evalkit.judges.prompty import load as load_prompty
 
@@ -95,13 +96,16 @@ class RowEvaluator:
         return verdict_frame(rows.index, scores, thresholds, reasons, errors, codes)
 
     def _run(self, fns, order, columns, outputs) -> None:
-        """Call every row, in this thread (no limit), or under the time limit (``time_limit``)."""
+        """Call every row: here (no limit), or under the time limit in a worker process (``worker_process``)
+        or, where forking is unsafe, in a watched thread (``time_limit``)."""
 
         def loop(start, end, buffers, progress, stop):
             self._rows(fns, order, columns, start, end, buffers, progress, stop)
 
-        if not self.timeout:
+        if not self.timeout or not order:
             loop(0, len(order), outputs, [0], [False])
+        elif can_fork():
+            run_in_workers(loop, order, outputs, self.timeout, self.name)
         else:
             run_with_time_limit(loop, order, outputs, self.timeout, self.name)
 

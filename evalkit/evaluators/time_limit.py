@@ -1,5 +1,9 @@
 """A time limit per row for code-only evaluators (``--evaluator-timeout``, ``evaluate(evaluator_timeout=)``).
 
+Where forking is safe, the rows run in a worker process that is killed when a row takes too long
+(:mod:`evalkit.evaluators.worker_process`). Where it is not (another OS than Linux, a Jupyter kernel or any
+process with other threads), this module's watched thread runs them:
+
 The evaluator's row loop runs in a worker thread while the calling thread watches its progress: the loop
 writes the index of the row it is on before each call (one list store, so a timed run costs about as much as
 an untimed one), and the watcher wakes a few times per limit. A row whose index has not moved for the limit
@@ -11,7 +15,7 @@ exception is raised asynchronously in it, which ends a call busy in Python code 
 next bytecode. A call blocked in C (``time.sleep(3600)``, a socket read) ends only when that C call returns;
 the worker is a daemon thread, so it never keeps the process alive, and what it writes after being abandoned
 goes to its own buffers, which nobody reads. A call that holds the GIL inside C forever cannot be stopped in
-the process at all: that needs the worker process of issue 10 item 2.
+a thread at all: only the worker process can.
 
 Each worker writes into buffers of its own; the watcher copies the rows a worker finished into the result, so
 a late write of an abandoned worker can never reach a result.
@@ -41,6 +45,13 @@ def timeout_message(name: str, limit: float) -> str:
     return (
         f"evaluator '{name}' ran longer than the limit of {limit:g} s on this row and was stopped; make it "
         "faster, or raise the limit with --evaluator-timeout SECONDS (evaluate(..., evaluator_timeout=))"
+    )
+
+
+def crash_message(name: str, how: str) -> str:
+    return (
+        f"evaluator '{name}' crashed on this row ({how}); the other rows ran in a new worker process. Look for "
+        "native code (a C extension) or os._exit in the evaluator"
     )
 
 

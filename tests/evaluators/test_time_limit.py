@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import faulthandler
 import json
 import subprocess
 import sys
@@ -22,15 +23,31 @@ def _slow(*, prompt="", **_):
         while True:
             pass
     if prompt == "sleep":
-        time.sleep(3600)
+        # an hour, in steps: a thread left behind ends at the next step (a later test may want to fork);
+        # the command-line test below sleeps in one call
+        for _ in range(36000):
+            time.sleep(0.1)
     return {"score": 1, "reason": prompt}
+
+
+@pytest.fixture(params=["process", "thread"])
+def runner(request, monkeypatch):
+    """Both ways of running under the limit: a forked worker process (where forking is safe) and a watched
+    thread (elsewhere, e.g. in a Jupyter kernel)."""
+    from evalkit.evaluators import custom, worker_process
+
+    if request.param == "thread":
+        monkeypatch.setattr(custom, "can_fork", lambda: False)
+    elif not worker_process.can_fork():
+        pytest.skip("forking is not safe here")
+    return request.param
 
 
 def _workers(name: str) -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == f"evalkit-{name}" and t.is_alive()]
 
 
-def test_a_runaway_row_is_one_timeout_and_the_run_goes_on():
+def test_a_runaway_row_is_one_timeout_and_the_run_goes_on(runner):
     prompts = ["a", "spin", "b", "sleep", "c"]
     df = pd.DataFrame({"prompt": prompts, "response": ["r"] * 5})
     started = time.monotonic()
@@ -44,7 +61,10 @@ def test_a_runaway_row_is_one_timeout_and_the_run_goes_on():
     assert scored["status"].tolist() == ["pass", "partial", "pass", "partial", "pass"]
 
 
-def test_a_busy_loop_is_really_stopped():
+def test_a_busy_loop_is_really_stopped(monkeypatch):
+    from evalkit.evaluators import custom
+
+    monkeypatch.setattr(custom, "can_fork", lambda: False)  # the thread way: stopped by an async exception
     df = pd.DataFrame({"prompt": ["spin", "ok"], "response": ["r", "r"]})
     scored = evalkit.evaluate(df, evaluators={"spinner": _slow}, evaluator_timeout=0.2, progress=False)
     assert scored["spinner_code"].tolist() == ["evaluatorTimeout", None]
@@ -54,7 +74,7 @@ def test_a_busy_loop_is_really_stopped():
     assert _workers("spinner") == []
 
 
-def test_quick_rows_are_untouched_by_the_limit_and_none_disables_it():
+def test_quick_rows_are_untouched_by_the_limit_and_none_disables_it(runner):
     df = pd.DataFrame({"prompt": [f"p{i}" for i in range(500)], "response": ["r"] * 500})
     limited = evalkit.evaluate(df, evaluators={"fast": _slow}, evaluator_timeout=0.5, progress=False)
     unlimited = evalkit.evaluate(df, evaluators={"fast": _slow}, evaluator_timeout=None, progress=False)
@@ -62,7 +82,7 @@ def test_quick_rows_are_untouched_by_the_limit_and_none_disables_it():
     pd.testing.assert_frame_equal(limited, unlimited)
 
 
-def test_a_failure_in_the_row_loop_itself_still_reaches_the_engine(monkeypatch):
+def test_a_failure_in_the_row_loop_itself_still_reaches_the_engine(runner, monkeypatch):
     from evalkit.evaluators import custom
 
     def broken(*args, **kwargs):
@@ -140,10 +160,57 @@ def test_cli_help_names_the_default():
     assert Path(run_command.__file__).read_text().count("--evaluator-timeout") == 1
 
 
-def test_no_worker_thread_outlives_a_run_without_timeouts():
+def test_no_worker_thread_outlives_a_run_without_timeouts(runner):
     """A later fork (the parallel CSV/HTML writer) is only safe when no other thread runs."""
     df = pd.DataFrame({"prompt": ["a", "b"], "response": ["r", "r"]})
     before = threading.active_count()
     for _ in range(300):
         evalkit.evaluate(df, evaluators={"quick": _slow}, progress=False)
         assert threading.active_count() == before
+
+
+def _native(*, prompt="", **_):
+    if prompt == "crash":
+        import ctypes
+
+        ctypes.string_at(0)  # a segfault, as a broken C extension would cause
+    if prompt == "exit":
+        import os
+
+        os._exit(4)
+    if prompt == "c-loop":
+        sum(range(10**13))  # C code that holds the GIL for hours: no thread can stop it
+    return {"score": 1, "reason": prompt}
+
+
+@pytest.mark.parametrize(
+    "bad, message, code",
+    [
+        ("crash", "crashed on this row (its worker process was killed by SIGSEGV)", "evaluatorError"),
+        ("exit", "crashed on this row (its worker process exited with code 4)", "evaluatorError"),
+        ("c-loop", "ran longer than the limit of 0.5 s", "evaluatorTimeout"),
+    ],
+)
+def test_in_a_worker_process_crashes_and_native_loops_cost_one_row(bad, message, code):
+    from evalkit.evaluators import worker_process
+
+    if not worker_process.can_fork():
+        pytest.skip("forking is not safe here")
+    prompts = [f"p{i}" for i in range(1200)]
+    prompts[700] = bad  # in the second batch: the rows of the first are kept, the rest re-run
+    df = pd.DataFrame({"prompt": prompts, "response": ["r"] * len(prompts)})
+    started = time.monotonic()
+    handler = faulthandler.is_enabled()
+    faulthandler.disable()  # pytest's: it would print the worker's segfault traceback into the test output
+    try:
+        scored = evalkit.evaluate(df, evaluators={"native": _native}, evaluator_timeout=0.5, progress=False)
+    finally:
+        if handler:
+            faulthandler.enable()
+    assert time.monotonic() - started < 30
+    results = scored["native_result"].tolist()
+    assert results[700] == "error" and results.count("pass") == len(prompts) - 1
+    assert message in scored["native_error"].tolist()[700]
+    assert scored["native_code"].tolist()[700] == code
+    assert scored["native_reason"].tolist()[:3] == ["p0", "p1", "p2"]
+    assert scored["native_reason"].tolist()[-1] == "p1199"
