@@ -214,3 +214,50 @@ def test_in_a_worker_process_crashes_and_native_loops_cost_one_row(bad, message,
     assert scored["native_code"].tolist()[700] == code
     assert scored["native_reason"].tolist()[:3] == ["p0", "p1", "p2"]
     assert scored["native_reason"].tolist()[-1] == "p1199"
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(child) for child in text.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc")
+def test_the_worker_process_dies_with_a_killed_run(tmp_path):
+    from evalkit.evaluators import worker_process
+
+    if not worker_process.can_fork():
+        pytest.skip("forking is not safe here")
+    home = tmp_path / "custom-evaluators" / "sleeper"
+    home.mkdir(parents=True)
+    (home / "sleeper.py").write_text(textwrap.dedent(SLEEPER))
+    doc = {"schemaVersion": "1.11.0", "default_evaluators": {"sleeper": {}}, "items": [
+        {"prompt": "hang", "response": "r"}]}  # fmt: skip
+    (tmp_path / "doc.json").write_text(json.dumps(doc))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalkit", "run", "doc.json", "--out", "out", "--evaluator-timeout", "600"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not _children(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        workers = _children(proc.pid)
+        assert workers, "the run started no worker process"
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 5
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(w) for w in workers)
