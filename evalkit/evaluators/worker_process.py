@@ -60,7 +60,7 @@ def run_in_workers(loop, order: list[int], outputs: tuple, limit: float, name: s
             if stuck is None:
                 continue
             if done[stuck]:  # died between rows: blame the first row it had not reported
-                stuck = next(k for k in range(count) if not done[k])
+                stuck = done.find(0)
             i = order[stuck]
             done[stuck] = 1
             scores[i], reasons[i] = np.nan, None
