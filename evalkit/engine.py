@@ -20,8 +20,9 @@ from evalkit.documents.redaction import install_log_redaction, redact, redact_ma
 from evalkit.documents.statuses import apply_statuses
 from evalkit.errors import EnvironmentConfigError
 from evalkit.evaluators.base import RESULT_COLUMNS, error_frame, score_column
-from evalkit.evaluators.custom import CallableEvaluator
+from evalkit.evaluators.custom import CallableEvaluator, RowEvaluator
 from evalkit.evaluators.registry import resolve_evaluators
+from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT
 from evalkit.judges.offline import quiet_llm_libraries
 from evalkit.judges.pool import JudgePool
 
@@ -40,6 +41,7 @@ def evaluate(
     cache: Any = True,
     judge_timeout: float = 120.0,
     judge_attempts: int = 5,
+    evaluator_timeout: float | None = DEFAULT_TIMEOUT,
     agent: Any = None,
     sample: int = 0,
     progress: bool | None = None,
@@ -58,6 +60,9 @@ def evaluate(
             ``JudgeCache``.
         judge_timeout: seconds one judge call may take before it counts as timed out.
         judge_attempts: tries per judge call for 429s, 5xx, timeouts and connection errors.
+        evaluator_timeout: seconds a code-only custom (or ad-hoc) evaluator may take on one row; a longer call
+            becomes an error result with code ``evaluatorTimeout`` for that row and the run goes on (``None``:
+            no limit). See ``evaluators.time_limit`` for how far a runaway call is stopped.
         agent: the agent under test (a callable ``fn(prompt, history)``, ``"file.py:function"``,
             ``"package.module:function"`` or an OpenAI-compatible ``http(s)://`` endpoint); every row is sent to
             it first, and its answers, citations, retrieval executions and spans replace the recorded ones.
@@ -79,6 +84,9 @@ def evaluate(
 
     resolved = resolve_evaluators({n: w for n, w in names_where.items() if n not in adhoc}, custom_dir)
     resolved.update(adhoc)
+    for evaluator in resolved.values():
+        if isinstance(evaluator, RowEvaluator):
+            evaluator.timeout = evaluator_timeout or None
     judge = _prepare_judges(
         resolved,
         model_config,

@@ -50,6 +50,14 @@ def register(subparsers) -> None:
         "--judge-timeout", metavar="SECONDS", type=float, default=120.0, help="per judge call (default 120)"
     )
     parser.add_argument(
+        "--evaluator-timeout",
+        metavar="SECONDS",
+        type=parse_seconds,
+        default=60.0,
+        help="per row and code-only custom evaluator call; a longer call is an evaluatorTimeout error for that "
+        "row (default 60)",
+    )
+    parser.add_argument(
         "--azure-ai-auth-mode",
         choices=("api-key", "default-credential"),
         default=None,
@@ -57,6 +65,21 @@ def register(subparsers) -> None:
         "(the default when no key is set)",
     )
     parser.set_defaults(func=main)
+
+
+def parse_seconds(text: str) -> float:
+    """A positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of seconds: write e.g. 60 or 2.5"
+        ) from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a positive number of seconds: write e.g. 60 or 2.5"
+        )
+    return value
 
 
 def parse_rate(text: str) -> float:
@@ -105,11 +128,18 @@ def _run(args) -> int:
         concurrency=max(1, args.concurrency),
         cache=not args.no_cache,
         judge_timeout=args.judge_timeout,
+        evaluator_timeout=args.evaluator_timeout,
         agent=args.agent,
     )
     out = Path(args.out) if args.out else Path("results") / path.stem
+    spans: list[int] = []
+    extra = {}
+    if args.agent:  # spans.jsonl belongs to the run's set of files: replaced together with the others
+        from evalkit.agents.span_capture import write_spans_jsonl
+
+        extra["spans.jsonl"] = lambda target: spans.append(write_spans_jsonl(scored, target))
     try:
-        paths = save_results(scored, out, parallel=True)
+        paths = save_results(scored, out, parallel=True, extra=extra)
     except OSError as exc:
         raise EvalkitError(f"cannot write results to {out}: {exc.strerror or exc}") from None
     counts = status_counts(scored)
@@ -130,10 +160,7 @@ def _run(args) -> int:
     print(f"CSV:     {paths['csv']}")
     print(f"Report:  {paths['html']}")
     if args.agent:
-        from evalkit.agents.span_capture import write_spans_jsonl
-
-        spans = write_spans_jsonl(scored, out / "spans.jsonl")
-        print(f"Spans:   {out / 'spans.jsonl'} ({count(spans, 'span')})")
+        print(f"Spans:   {paths['spans.jsonl']} ({count(spans[0], 'span')})")
     if args.fail_under is not None and rate < args.fail_under:
         print(
             f"Gate failed: pass rate {percent(rate)} is below --fail-under {percent(args.fail_under)}",

@@ -8,7 +8,8 @@
   row, tool allowlists.
 - ``statuses``: row and thread statuses by the upstream rules.
 - ``results`` (``scores`` objects, streamed ``results.json``), ``write_back`` (``to_document``),
-  ``run_reader`` (``read_run``: a results file back into a scored case table), ``atomic`` (atomic writes).
+  ``run_reader`` (``read_run``: a results file back into a scored case table), ``atomic`` (atomic writes),
+  ``folder_swap`` (a results folder replaced as one set, atomically).
 
 May import: ``evalkit.errors`` only.
 """

@@ -22,6 +22,10 @@ __all__ = ["iter_score_collections", "results_metadata", "write_document"]
 
 ERROR_PREFIX = "Evaluator failed: "
 
+#: evalkit's error codes that the upstream schema's closed list lacks, and the upstream code written for them in
+#: results.json (which stays valid against the upstream schema); the case table and results.csv keep evalkit's.
+UPSTREAM_CODES = {"evaluatorTimeout": "evaluatorError"}
+
 
 def iter_score_collections(df: pd.DataFrame, order=None) -> Iterator[dict]:
     """Per row (in ``order`` when given), the ``scores`` object of results.json."""
@@ -49,7 +53,7 @@ def iter_score_collections(df: pd.DataFrame, order=None) -> Iterator[dict]:
             if result == "error":
                 entry = {"result": "error", "error": ERROR_PREFIX + (errors[row] or "unknown error")}
                 if with_codes and codes[row]:
-                    entry["code"] = codes[row]
+                    entry["code"] = UPSTREAM_CODES.get(codes[row], codes[row])
             else:
                 score = scores[row]
                 entry = {field: int(score) if field == "count" else score, "result": result}

@@ -26,9 +26,11 @@ import numpy as np
 from evalkit.documents.evaluator_maps import BUILTIN_NAMES
 from evalkit.errors import EvaluatorConfigError
 from evalkit.evaluators.base import verdict_frame
-from evalkit.evaluators.contract import ContractError, read_score, signature_message
+from evalkit.evaluators.contract import ContractError, describe_exception, read_score, signature_message
 from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.span_docs import SpanDocumentEvaluator
+from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT, run_with_time_limit
+from evalkit.evaluators.worker_process import can_fork, run_in_workers
 from evalkit.judges.pool import JudgeFailure, find_error
 from evalkit.judges.prompty import load as load_prompty
 from evalkit.judges.prompty import neutralise_role_markers
@@ -58,6 +60,8 @@ class RowEvaluator:
     def __init__(self, name: str, *, default_threshold: float = 1):
         self.name = self.key = self.score_field = name
         self.default_threshold = default_threshold
+        #: seconds one call may take before that row becomes an ``evaluatorTimeout`` error (None: no limit)
+        self.timeout: float | None = DEFAULT_TIMEOUT
 
     def make_callable(self, threshold: float, options: dict) -> Callable[..., Any]:
         raise NotImplementedError
@@ -70,6 +74,8 @@ class RowEvaluator:
         errors: list[Any] = [None] * n
         codes: list[Any] = [None] * n
         columns = [rows[c].tolist() for c in _INPUTS]
+        order: list[int] = []  # the rows to call, grouped by configuration, and the callable of each
+        fns: list[Any] = []
         for positions, config in _group_configs(configs):
             threshold = config.get("threshold", self.default_threshold)
             thresholds[positions] = threshold
@@ -89,16 +95,40 @@ class RowEvaluator:
                     errors,
                     codes,
                     positions,
-                    f"constructor failed: {type(exc).__name__}: {exc}",
+                    f"constructor failed: {describe_exception(exc)}",
                     "evaluatorLoadError",
                 )
                 continue
-            self._run(fn, positions, columns, scores, reasons, errors, codes)
+            order.extend(positions.tolist())
+            fns.extend([fn] * len(positions))
+        self._run(fns, order, columns, (scores, reasons, errors, codes))
         return verdict_frame(rows.index, scores, thresholds, reasons, errors, codes)
 
-    def _run(self, fn, positions, columns, scores, reasons, errors, codes) -> None:
+    def _run(self, fns, order, columns, outputs) -> None:
+        """Call every row: here (no limit), or under the time limit in a worker process (``worker_process``)
+        or, where forking is unsafe, in a watched thread (``time_limit``)."""
+
+        def loop(start, end, buffers, progress, stop):
+            self._rows(fns, order, columns, start, end, buffers, progress, stop)
+
+        if not self.timeout or not order:
+            loop(0, len(order), outputs, [0], [False])
+        elif can_fork():
+            run_in_workers(loop, order, outputs, self.timeout, self.name)
+        else:
+            run_with_time_limit(loop, order, outputs, self.timeout, self.name)
+
+    @staticmethod
+    def _rows(fns, order, columns, start, end, outputs, progress, stop) -> None:
+        """Call rows ``order[start:end]``; ``progress[0]`` is the one being called (see ``time_limit``)."""
         prompts, responses, expecteds, contexts = columns
-        for i in positions:
+        scores, reasons, errors, codes = outputs
+        for k in range(start, end):
+            if stop[0]:
+                return
+            progress[0] = k
+            i = order[k]
+            fn = fns[k]
             try:
                 out = fn(
                     prompt=prompts[i],
@@ -110,17 +140,26 @@ class RowEvaluator:
                 errors[i], codes[i] = signature_message(exc), "evaluatorError"
                 continue
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: any failure is an error result
-                errors[i], codes[i] = f"{type(exc).__name__}: {exc}", "evaluatorError"
+                errors[i], codes[i] = describe_exception(exc), "evaluatorError"
                 continue
             # Fast path for the common well-formed result; everything else goes through the contract.
             if type(out) is dict and "error" not in out and out.get("result") != "error":
                 value = out.get("score")
                 kind = type(value)
-                if (kind is float or kind is int) and value == value and abs(value) != float("inf"):
-                    scores[i] = value
-                    reason = out.get("reason")
-                    reasons[i] = "" if reason is None else reason if type(reason) is str else str(reason)
-                    continue
+                reason = out.get("reason")
+                if (
+                    (kind is float or kind is int)
+                    and value == value
+                    and abs(value) != float("inf")
+                    and (reason is None or type(reason) is str)
+                ):
+                    try:
+                        scores[i] = value
+                    except OverflowError:  # an int beyond the float range: the contract explains it
+                        pass
+                    else:
+                        reasons[i] = reason or ""
+                        continue
             try:
                 scores[i], reasons[i] = read_score(out, llm=False)
             except ContractError as exc:
@@ -198,7 +237,7 @@ class CustomJudge(LLMJudge):
                 )
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code
                 self._instances[key] = JudgeFailure(
-                    f"constructor failed: {type(exc).__name__}: {exc}", "evaluatorLoadError"
+                    f"constructor failed: {describe_exception(exc)}", "evaluatorLoadError"
                 )
         return self._instances[key]
 

@@ -1,44 +1,77 @@
-"""A run's files: ``results.json`` (the document enriched with outputs), ``results.csv`` and ``report.html``."""
+"""A run's files: ``results.json`` (the document enriched with outputs), ``results.csv`` and ``report.html``
+(and, with an agent, ``spans.jsonl``), replaced as one set.
+
+The files are written into a staging folder beside the results folder, which then takes the results folder's
+place in one atomic exchange (:mod:`evalkit.documents.folder_swap`): after a crash or ``kill -9`` at any
+moment the folder holds the complete old set or the complete new set, never a mix and never a temporary file.
+"""
 
 from __future__ import annotations
 
 import os
+import signal
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from evalkit.documents.atomic import atomic_write
+from evalkit.documents.folder_swap import die_with_parent, kill_point, replaced_folder
 from evalkit.documents.results import results_metadata, write_document
 from evalkit.documents.write_back import document_root, iter_items
 from evalkit.reporting.csv_file import write_csv
 from evalkit.reporting.html_page import write_html
 
 #: From this many rows on, the CLI writes results.csv and report.html in a forked child process while the
-#: parent writes results.json: the three writes are independent and each is atomic.
+#: parent writes results.json: the three writes are independent and go to the same staging folder.
 PARALLEL_ROWS = 20_000
+
+#: The files a run owns in its results folder: a run replaces all of them; a file of this set that the run does
+#: not write (``spans.jsonl`` of an earlier run with an agent) goes. Other files in the folder are kept.
+RUN_FILES = ("results.json", "results.csv", "report.html", "spans.jsonl")
+
+_NAMES = {"json": "results.json", "csv": "results.csv", "html": "report.html"}
 
 
 def save_results(
-    df: pd.DataFrame, out_dir: str | os.PathLike, *, title: str | None = None, parallel: bool = False
+    df: pd.DataFrame,
+    out_dir: str | os.PathLike,
+    *,
+    title: str | None = None,
+    parallel: bool = False,
+    extra: dict[str, Callable[[Path], Any]] | None = None,
 ) -> dict[str, Path]:
-    """Write results.json, results.csv and report.html into ``out_dir``, each replaced atomically.
+    """Write results.json, results.csv and report.html into ``out_dir``, replacing the earlier set as a whole.
 
+    ``extra`` maps more file names of the set (``spans.jsonl``) to a function that writes that file at the
+    path it is given. Returns the final paths by kind (``json``, ``csv``, ``html``, then the ``extra`` names).
     ``parallel=True`` (the CLI's choice for large runs) writes the CSV and the HTML report in a forked child
-    while this process writes the JSON, using a second core; when forking is not safe (no ``os.fork``,
-    other threads running) or the child fails, everything is written here, one file after the other.
+    while this process writes the JSON, using a second core; the child dies with this process and is waited
+    for before the swap. When forking is not safe (no ``os.fork``, other threads running) or the child fails,
+    everything is written here, one file after the other.
     """
+    extra = dict(extra or {})
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     root = document_root(df)
     root["metadata"] = results_metadata(df, root.get("metadata") or {})
     root["items"] = iter_items(df)
-    paths = {"json": out / "results.json", "csv": out / "results.csv", "html": out / "report.html"}
-    child = _fork_writer(df, paths, title) if parallel and len(df) >= PARALLEL_ROWS else None
-    with atomic_write(paths["json"]) as handle:
-        write_document(root, handle)
-    if child is None or not _child_succeeded(child):
-        _write_tables(df, paths, title)
-    return paths
+    with replaced_folder(out, owned=(*RUN_FILES, *extra)) as staging:
+        staged = {kind: staging / name for kind, name in _NAMES.items()}
+        child = _fork_writer(df, staged, title) if parallel and len(df) >= PARALLEL_ROWS else None
+        try:
+            kill_point("forked")
+            with open(staged["json"], "w", encoding="utf-8") as handle:
+                write_document(root, handle)
+            for name, write in extra.items():
+                write(staging / name)
+        except BaseException:
+            if child is not None:
+                os.kill(child, signal.SIGKILL)
+                os.waitpid(child, 0)
+            raise
+        if child is None or not _child_succeeded(child):
+            _write_tables(df, staged, title)
+    return {**{kind: out / name for kind, name in _NAMES.items()}, **{name: out / name for name in extra}}
 
 
 def _write_tables(df: pd.DataFrame, paths: dict[str, Path], title: str | None) -> None:
@@ -52,11 +85,13 @@ def _fork_writer(df: pd.DataFrame, paths: dict[str, Path], title: str | None) ->
 
     if not hasattr(os, "fork") or threading.active_count() > 1:
         return None
+    parent = os.getpid()
     pid = os.fork()
     if pid:
         return pid
     code = 1
     try:
+        die_with_parent(parent)
         _write_tables(df, paths, title)
         code = 0
     except BaseException:  # noqa: BLE001 - reported here, then the parent writes the files itself

@@ -18,7 +18,8 @@ so the names below are its whole interface; they live in one module per concern:
 - ``formatting``: escaping and cutting every run string, numbers, rates, the list limits.
 - ``export``: the notebook's plotly setup and :func:`export_html` (outputs only, plotly.js inline once, a
   Content-Security-Policy, no external resource).
-- ``execution``: :func:`render_report`: papermill on a Jupyter kernel, errors, the atomic write.
+- ``execution``: :func:`render_report`: papermill on a Jupyter kernel, errors, the atomic write;
+  ``scratch``: its temp folder (executed notebook, kernel connection file, sockets), removed in every path.
 """
 
 from __future__ import annotations

@@ -1,19 +1,20 @@
 """Running the report notebook: papermill on a real Jupyter kernel, then the export written atomically.
 
 :func:`render_report` (what ``evalkit report`` calls) checks the run folders before any kernel starts, passes
-them as the notebook's parameters, executes it in a scratch folder that is removed afterwards, and turns what
-can go wrong into evalkit's errors: a missing kernel, a run that is not a run, a cell that failed (named by its
-number). The executed notebook goes to :func:`~evalkit.reporting.notebook_report.export.export_html`.
+them as the notebook's parameters, executes it in a scratch folder that is removed afterwards, even when the
+process is killed (:mod:`~evalkit.reporting.notebook_report.scratch`, which also says where the kernel's files
+go), and turns what can go wrong into evalkit's errors: a missing kernel, a run that is not a run, a cell that
+failed (named by its number). The executed notebook goes to :func:`~evalkit.reporting.notebook_report.export.export_html`.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from evalkit.reporting.notebook_report.export import export_html
+from evalkit.reporting.notebook_report.scratch import scratch_folder
 
 
 def notebook_path() -> Path:
@@ -63,18 +64,18 @@ def render_report(
     check_parameters(source, extra)
     run_path = results_file(run_dir).resolve()
     base_path = results_file(baseline_dir).resolve() if baseline_dir is not None else None
-    with tempfile.TemporaryDirectory(prefix="evalkit-report-") as scratch:
+    with scratch_folder() as scratch:
         executed = _execute(
             source,
-            Path(scratch) / "report.ipynb",
+            scratch / "report.ipynb",
             {
                 **extra,
                 "run_dir": str(run_path),
                 "baseline_dir": None if base_path is None else str(base_path),
                 "title": title,
-                "out_dir": str(Path(scratch) / "out"),
+                "out_dir": str(scratch / "out"),
             },
-            cwd=scratch,
+            cwd=str(scratch),
             kernel_name=kernel_name,
             timeout=timeout,
         )
@@ -121,18 +122,21 @@ _SET_BY_REPORT = ("run_dir", "baseline_dir", "title", "out_dir")
 def _execute(source: Path, target: Path, parameters: dict, *, cwd: str, kernel_name: str, timeout):
     import papermill
     from jupyter_client.kernelspec import NoSuchKernel
+    from jupyter_client.manager import KernelManager
     from papermill.exceptions import PapermillExecutionError
 
     from evalkit.errors import DocumentError, EnvironmentConfigError, EvalkitError, ParameterError
 
-    options: dict[str, Any] = {}
-    if os.name == "posix":
-        # Unix sockets in the scratch folder instead of localhost TCP ports: the run's data never crosses a
-        # network socket, and ipykernel has nothing to warn about ("running over TCP without encryption").
-        # nbclient leaves a kernel manager it did not create running, so this one is shut down below.
-        from jupyter_client.manager import KernelManager
-
-        options["km"] = KernelManager(kernel_name=kernel_name, transport="ipc", ip=str(Path(cwd) / "kernel"))
+    # The connection file in the scratch folder (jupyter_client would put it in $TMPDIR, where a killed run
+    # would leave it). On POSIX, Unix sockets there too instead of localhost TCP ports: the run's data never
+    # crosses a network socket, and ipykernel has nothing to warn about ("running over TCP without
+    # encryption"). nbclient leaves a kernel manager it did not create running, so it is shut down below.
+    sockets = {"transport": "ipc", "ip": str(Path(cwd) / "kernel")} if os.name == "posix" else {}
+    options: dict[str, Any] = {
+        "km": KernelManager(
+            kernel_name=kernel_name, connection_file=str(Path(cwd) / "kernel.json"), **sockets
+        )
+    }
     try:
         return papermill.execute_notebook(
             str(source),
