@@ -122,12 +122,30 @@ def _evaluator(df: pd.DataFrame, key: str) -> dict[str, Any]:
     raise KeyError(f"no evaluator {key!r} is scored in this table")
 
 
+#: Bins of a continuous score distribution.
+SCORE_BINS = 20
+
+
+def score_bins(values: np.ndarray, bins: int = SCORE_BINS) -> tuple[list[float], list[int], float]:
+    """Centres, counts and the width of ``bins`` equal bins over the finite ``values`` (one bin if all equal)."""
+    if not len(values):
+        return [], [], 1.0
+    low, high = float(values.min()), float(values.max())
+    if low == high:
+        return [low], [len(values)], 1.0
+    counts, edges = np.histogram(values, bins=bins, range=(low, high))
+    width = float(edges[1] - edges[0])
+    centers = [round(float(c), 6) for c in (edges[:-1] + edges[1:]) / 2]
+    return centers, [int(c) for c in counts], width
+
+
 def score_distribution(df: pd.DataFrame, key: str) -> go.Figure:
     """The scores of evaluator ``key`` (its key or name) over the rows that asked for it.
 
     1-5 judges (LLM evaluators, or any evaluator whose scores are all whole numbers from 1 to 5 with at least one
     above 1) get five categorical bins, empty ones included, so two runs' charts line up. Boolean scores
-    (exactMatch) get two bins, false and true. Anything else is a histogram of the numeric scores.
+    (exactMatch) get two bins, false and true. Anything else gets :data:`SCORE_BINS` equal bins (computed here,
+    so the figure holds counts, not every score).
     """
     go = _go()
     ev = _evaluator(df, key)
@@ -155,7 +173,17 @@ def score_distribution(df: pd.DataFrame, key: str) -> go.Figure:
         counts = [int((values == k).sum()) for k in range(1, 6)]
         trace = go.Bar(x=labels, y=counts, name=name, marker_color=STATUS_COLORS["pass"])
     else:
-        trace = go.Histogram(x=values.tolist(), name=name, marker_color=STATUS_COLORS["pass"])
+        # binned here, not by plotly: a Histogram trace embeds every value (about 2 MB per evaluator at
+        # 100,000 rows); the bars carry only the counts
+        centers, counts, width = score_bins(values)
+        trace = go.Bar(
+            x=centers,
+            y=counts,
+            width=width,
+            name=name,
+            marker_color=STATUS_COLORS["pass"],
+            hovertemplate="score %{x}<br>%{y} rows<extra></extra>",
+        )
     figure = go.Figure(trace)
     _layout(
         figure,

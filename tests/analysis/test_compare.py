@@ -464,7 +464,11 @@ def test_chart_score_distribution_bins():
     assert isinstance(figure.data[0], go.Bar)
     assert list(figure.data[0].x) == ["1", "2", "3", "4", "5"] and list(figure.data[0].y) == [1, 2, 0, 0, 3]
     ratios = table(["pass"] * 4, [0.1, 0.5, 0.52, 0.9])
-    assert isinstance(charts.score_distribution(ratios, "check").data[0], go.Histogram)
+    binned = charts.score_distribution(ratios, "check").data[0]
+    # counts per bin, not every score: 20 equal bins from 0.1 to 0.9 (width 0.04)
+    assert isinstance(binned, go.Bar) and len(binned.x) == charts.SCORE_BINS
+    assert sum(binned.y) == 4 and binned.y[0] == 1 and binned.y[-1] == 1 and binned.y[10] == 2
+    assert binned.width == pytest.approx(0.04)
     booleans = table(["pass", "fail", "pass"])
     booleans["check"] = pd.Series([True, False, True], dtype=object)
     figure = charts.score_distribution(booleans, "check")

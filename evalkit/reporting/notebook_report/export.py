@@ -30,7 +30,7 @@ import re
 from typing import Any
 
 from evalkit.documents.versions import EVALKIT_VERSION as __version__
-from evalkit.reporting.inline import asset, csp_hash, script_safe_json
+from evalkit.reporting.inline import asset, csp_hash, plotly_js, script_safe_json
 from evalkit.reporting.notebook_report.formatting import TEXT_LIMIT, esc
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
@@ -77,11 +77,7 @@ PLOTLY_PRELUDE_JS = "window.PlotlyConfig = {MathJaxConfig: 'local'};"
 
 def _plotly_js() -> str:
     """The plotly.js bundled with the installed plotly package (the version its figure JSON is written for)."""
-    from plotly.offline import get_plotlyjs
-
-    source = get_plotlyjs()
-    # A literal "</script" inside would end the element early; "<\\/" means the same inside JS strings.
-    return source.replace("</script", "<\\/script")
+    return plotly_js()
 
 
 def _json_for_script(value: Any) -> str:

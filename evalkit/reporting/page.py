@@ -1,0 +1,250 @@
+"""The one report page: ``evalkit run`` (report.html), ``evalkit report`` and ``evalkit compare`` all write it.
+
+Summary, banners and plotly charts on top (plotly.js inlined once, offline), then the items table: each row's
+prompt and response readable at 1280 px, evaluator outcomes as compact chips, filters by status, evaluator
+outcome and tag, free-text search, sort by any score, paging; a click opens the whole item with its trace
+(``assets/item_view.js``), deep-linkable as ``#item-N``.
+
+Why it is built this way:
+
+* **One template, autoescaped.** The page is ``templates/page.html.j2`` (plus ``comparison.html.j2``) rendered
+  by Jinja2 with autoescaping on: a run's strings (title, evaluator names, tags, banner texts) are escaped by
+  the template engine, not by remembering ``html.escape`` at each of a hundred f-strings. Only the page's own
+  CSS / JS, script-safe JSON and the report notebook's sections are passed as :class:`markupsafe.Markup`.
+* **Scale.** A run can have 100,000 rows, so items are not rendered on the server: they are embedded once,
+  column-wise, as JSON in ``<script type="application/json" id="evalkit-data">``, streamed column by column
+  into the file (only one column's list is alive at a time), and the client renders one page of rows. Charts
+  carry binned counts, never every score.
+* **Untrusted content.** The embedded JSON escapes ``<``, ``>``, ``&`` (:func:`~evalkit.reporting.inline.
+  script_safe_json`); the client inserts values with ``textContent`` only. A Content-Security-Policy allows
+  only the page's own scripts (by sha256) and no network access at all.
+* **Atomic.** The file replaces ``path`` only when complete (:func:`evalkit.documents.atomic.atomic_write`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from markupsafe import Markup
+
+from evalkit.analysis.summaries import STATUS_ROW, STATUSES, scored_evaluators, status_counts, summary
+from evalkit.documents.atomic import atomic_write
+from evalkit.documents.case_table import document_title
+from evalkit.documents.versions import EVALKIT_VERSION
+from evalkit.reporting.inline import asset, csp_hash, plotly_js, script_safe_json
+from evalkit.reporting.page_data import TEXT_LIMIT, page_columns
+from evalkit.reporting.page_details import detail_columns
+
+#: The page's style and scripts (``assets/``), inlined into every page.
+CSS = asset("run_page.css")
+TABLE_JS = asset("run_page.js")
+ITEM_JS = asset("item_view.js")
+PLOTLY_PRELUDE_JS = "window.PlotlyConfig = {MathJaxConfig: 'local'};"
+#: Where the streamed item data goes in the rendered template (escaped run text can never contain ``<!--``).
+DATA_MARK = "<!--evalkit-data-->"
+#: Height of each chart, in pixels.
+CHART_HEIGHT = 300
+
+
+@dataclass(frozen=True)
+class Banner:
+    """A notice above everything else: ``level`` is ``warning`` or ``info``; texts are plain (escaped)."""
+
+    level: str
+    heading: str
+    text: str
+
+
+def _environment():
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("evalkit.reporting", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def page_title(df: pd.DataFrame, title: str | None = None) -> str:
+    """The page title: ``title``, else the document's ``metadata.name``, else the source file name."""
+    return str(title) if title else document_title(df)
+
+
+def rate_text(value: float | None) -> str:
+    """A pass rate for the page (the one place the server formats rates): ``87.5 %``, or ``–``."""
+    if value is None or math.isnan(value):
+        return "\u2013"
+    return f"{value * 100:.1f}\u00a0%"
+
+
+def summary_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """The evaluator summary (:func:`evalkit.analysis.summaries.summary`) as rows for the template."""
+    rows = []
+    for name, row in summary(df).iterrows():
+        rate = float(row["pass_rate"])
+        mean = float(row["mean_score"])
+        rows.append(
+            {
+                "name": "row status" if name == STATUS_ROW else str(name),
+                "is_status": name == STATUS_ROW,
+                "counts": [int(row[c]) for c in ("asked", "passed", "failed", "errored", "partial")],
+                "rate": None if math.isnan(rate) else rate,
+                "rate_text": rate_text(rate),
+                "mean_text": "\u2013" if math.isnan(mean) else f"{mean:.3f}",
+            }
+        )
+    return rows
+
+
+def figure_specs(figures: Iterable[Any]) -> tuple[list[Markup], Markup | None]:
+    """Plotly figures (or ``{"data", "layout"}`` dicts) as script-safe JSON for the page's chart loader.
+
+    Every figure of a page uses the same plotly template (about 8 KB of JSON): it is taken out of each layout
+    and returned once, as the second value, for the loader to put back.
+    """
+    specs, template = [], None
+    for figure in figures:
+        spec = figure if isinstance(figure, dict) else figure.to_plotly_json()
+        layout = _plain(dict(spec.get("layout") or {}))
+        shared = layout.pop("template", None)
+        if template is None and shared is not None:
+            template = shared
+        layout.setdefault("height", CHART_HEIGHT)
+        layout.setdefault("autosize", True)
+        payload = {"data": _plain(spec.get("data") or []), "layout": layout}
+        specs.append(Markup(script_safe_json(_finite(payload))))
+    return specs, None if template is None else Markup(script_safe_json(_finite(template)))
+
+
+def _plain(value: Any) -> Any:
+    """numpy arrays and scalars inside a figure dict as lists and Python numbers."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "tolist"):
+        return _plain(value.tolist())
+    return value
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def run_figures(df: pd.DataFrame) -> list[Any]:
+    """The charts of a scored run: row status, pass rate per evaluator, each evaluator's (binned) scores."""
+    from evalkit.reporting import charts
+
+    evaluators = scored_evaluators(df)
+    figures: list[Any] = []
+    if "status" in df.columns and len(df):
+        figures.append(charts.status_breakdown(df))
+    if evaluators:
+        figures.append(charts.pass_rates(df))
+    for ev in evaluators:
+        figures.append(charts.score_distribution(df, ev["key"]))
+    return figures
+
+
+def _facts(df: pd.DataFrame, evaluators: list[dict[str, Any]]) -> list[str]:
+    meta = df.attrs.get("evalkit") or {}
+    source = meta.get("source") if isinstance(meta, dict) else None
+    facts = [f"{len(df):,} rows", f"{len(evaluators)} evaluators"]
+    if source:
+        # the file name only: a report gets shared, the local directory layout need not be
+        facts.insert(0, f"source: {Path(str(source)).name}")
+    return facts
+
+
+def _csp(scripts: Sequence[str], charts: bool) -> str:
+    # plotly sets style attributes and adds <style> rules at run time, which a style hash cannot allow;
+    # with a hash present browsers ignore 'unsafe-inline', so a page with charts allows inline styles only
+    style = "'unsafe-inline'" if charts else csp_hash(CSS)
+    hashes = " ".join(dict.fromkeys(csp_hash(s) for s in scripts))
+    return (
+        f"default-src 'none'; script-src {hashes}; style-src {style}; img-src data: blob:; font-src data:; "
+        "base-uri 'none'; form-action 'none'"
+    )
+
+
+def write_page(
+    df: pd.DataFrame,
+    path: str | os.PathLike,
+    *,
+    title: str | None = None,
+    figures: Iterable[Any] | None = None,
+    banners: Sequence[Banner] = (),
+    sections: Sequence[Markup] = (),
+    comparison: dict[str, Any] | None = None,
+    facts: Sequence[str] | None = None,
+    text_limit: int = TEXT_LIMIT,
+) -> None:
+    """Write the report page of the scored case table ``df`` to ``path``, atomically.
+
+    ``figures`` default to :func:`run_figures`; ``banners`` and ``sections`` (already-safe HTML, e.g. the
+    report notebook's outputs) go above the summary; ``comparison`` is the context of ``comparison.html.j2``.
+    """
+    evaluators = scored_evaluators(df)
+    specs, template = figure_specs(run_figures(df) if figures is None else figures)
+    scripts = [TABLE_JS, ITEM_JS]
+    if specs:
+        scripts = [PLOTLY_PRELUDE_JS, plotly_js(), *scripts]
+    has_status = "status" in df.columns
+    context = {
+        "csp": _csp(scripts, bool(specs)),
+        "version": EVALKIT_VERSION,
+        "title": page_title(df, title),
+        "facts": list(facts) if facts is not None else _facts(df, evaluators),
+        "banners": list(banners),
+        "sections": list(sections),
+        "counts": status_counts(df) if has_status else None,
+        "statuses": STATUSES,
+        "summary": summary_rows(df),
+        "comparison": comparison,
+        "figures": specs,
+        "figure_template": template,
+        "text_limit": text_limit,
+        "css": Markup(CSS),
+        "scripts": [Markup(s) for s in scripts],
+        "data": Markup(DATA_MARK),
+    }
+    head, tail = _environment().get_template("page.html.j2").render(**context).split(DATA_MARK, 1)
+    meta = {
+        "rows": len(df),
+        "statuses": ["", *STATUSES],
+        "textLimit": text_limit,
+        "evaluators": [{"name": str(ev.get("name", ev["key"])), "key": str(ev["key"])} for ev in evaluators],
+    }
+    with atomic_write(path, "wb") as handle:
+
+        def put(text: str) -> None:
+            # backslashreplace: a lone surrogate (undecodable bytes read with surrogateescape) becomes the
+            # JSON escape \udcXX instead of aborting the page.
+            handle.write(text.encode("utf-8", "backslashreplace"))
+
+        put(head)
+        put(script_safe_json(meta)[:-1] + ',"columns":{')
+        for position, (name, values) in enumerate(_columns(df, evaluators, text_limit)):
+            put(("," if position else "") + script_safe_json(name) + ":" + script_safe_json(values))
+        put("}}")
+        put(tail)
+
+
+def _columns(df: pd.DataFrame, evaluators: list[dict[str, Any]], limit: int) -> Iterator[tuple[str, list]]:
+    yield from page_columns(df, evaluators, limit)
+    yield from detail_columns(df)
