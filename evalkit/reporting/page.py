@@ -45,9 +45,13 @@ from evalkit.reporting.page_details import detail_columns
 CSS = asset("run_page.css")
 TABLE_JS = asset("run_page.js")
 ITEM_JS = asset("item_view.js")
+CHARTS_JS = asset("charts.js")
 PLOTLY_PRELUDE_JS = "window.PlotlyConfig = {MathJaxConfig: 'local'};"
 #: Where the streamed item data goes in the rendered template (escaped run text can never contain ``<!--``).
 DATA_MARK = "<!--evalkit-data-->"
+#: From this many rows on, a column with few distinct values is embedded as its distinct values plus one code
+#: per row (see :func:`compact`): statuses, results and repeated reasons shrink to a fraction.
+COMPACT_ROWS = 1000
 #: Height of each chart, in pixels.
 CHART_HEIGHT = 300
 
@@ -203,7 +207,8 @@ def write_page(
     specs, template = figure_specs(run_figures(df) if figures is None else figures)
     scripts = [TABLE_JS, ITEM_JS]
     if specs:
-        scripts = [PLOTLY_PRELUDE_JS, plotly_js(), *scripts]
+        # after the table: compiling plotly.js (4-5 MB) takes longer than showing 100,000 rows' first page
+        scripts += [PLOTLY_PRELUDE_JS, plotly_js(), CHARTS_JS]
     has_status = "status" in df.columns
     context = {
         "csp": _csp(scripts, bool(specs)),
@@ -245,6 +250,36 @@ def write_page(
         put(tail)
 
 
-def _columns(df: pd.DataFrame, evaluators: list[dict[str, Any]], limit: int) -> Iterator[tuple[str, list]]:
-    yield from page_columns(df, evaluators, limit)
+def compact(values: list[Any]) -> list[Any] | dict[str, Any]:
+    """A column as embedded: the list itself, or from :data:`COMPACT_ROWS` rows on, when at most a quarter of
+    the values are distinct, ``{"k": "dict", "v": distinct values, "i": one code per row}`` (one distinct
+    value: ``{"k": "const", "v": value, "n": rows}``). The page's script expands both back into lists.
+
+    Values are told apart by type too (``True`` is not ``1``); unhashable values (lists, dicts) keep the list.
+    """
+    n = len(values)
+    if n < COMPACT_ROWS:
+        return values
+    index: dict[tuple[type, Any], int] = {}
+    codes = []
+    most = n // 4
+    try:
+        for v in values:
+            code = index.setdefault((type(v), v), len(index))
+            if code >= most:
+                return values
+            codes.append(code)
+    except TypeError:  # unhashable: nested data
+        return values
+    distinct = [v for _, v in index]
+    if len(distinct) == 1:
+        return {"k": "const", "v": distinct[0], "n": n}
+    return {"k": "dict", "v": distinct, "i": codes}
+
+
+def _columns(
+    df: pd.DataFrame, evaluators: list[dict[str, Any]], limit: int
+) -> Iterator[tuple[str, list | dict]]:
+    for name, values in page_columns(df, evaluators, limit):
+        yield name, compact(values)
     yield from detail_columns(df)

@@ -285,12 +285,12 @@ def test_html_hostile_strings_never_raw(tmp_path):
     collector = TagCollector()
     collector.feed(raw.decode("utf-8"))
     scripts = [attrs for tag, attrs in collector.tags if tag == "script"]
-    # the data, one JSON per chart, then our code: prelude, plotly.js, table, item view
+    # the data, one JSON per chart, then our code: table, item view, prelude, plotly.js, charts
     assert {"type": "application/json", "id": "evalkit-data"} in scripts
     figures = [a for a in scripts if re.fullmatch(r"figure-\d+-data", a.get("id", ""))]
     assert len(figures) == 2 + 3  # row status, pass rates, one score distribution per evaluator
     assert {"type": "application/json", "id": "figure-template"} in scripts  # plotly's template, once
-    assert scripts.count({}) == 4 and len(scripts) == 1 + len(figures) + 1 + 4
+    assert scripts.count({}) == 5 and len(scripts) == 1 + len(figures) + 1 + 5
     assert lowered.count(b"<script") == len(scripts) and lowered.count(b"</script") == len(scripts)
     assert not [tag for tag, _ in collector.tags if tag in {"img", "iframe", "object", "embed", "a", "link"}]
     # server-rendered title is escaped (by the template's autoescaping)
@@ -367,7 +367,7 @@ def test_html_csp_allows_exactly_the_inline_scripts(tmp_path):
     write_html(scored_table(), path)
     csp, scripts = _csp_and_scripts(path.read_text("utf-8"))
     script_src = re.search(r"script-src ([^;]+);", csp).group(1).split()
-    assert len(scripts) == 4 and sorted(script_src) == sorted(_sha(s) for s in scripts)
+    assert len(scripts) == 5 and sorted(script_src) == sorted(_sha(s) for s in scripts)
     assert "default-src 'none'" in csp and "connect-src" not in csp
     # plotly writes style attributes at run time: a page with charts needs inline styles (and no hash,
     # which would switch 'unsafe-inline' off)
@@ -381,7 +381,7 @@ def test_html_csp_allows_exactly_the_inline_scripts(tmp_path):
 
 
 def test_html_js_never_parses_html():
-    for source in (page.TABLE_JS, page.ITEM_JS):
+    for source in (page.TABLE_JS, page.ITEM_JS, page.CHARTS_JS):
         for forbidden in (
             r"innerHTML",
             r"outerHTML",

@@ -173,3 +173,25 @@ def test_hostile_text_is_shown_as_text(open_page, tmp_path):
     assert XSS_SCRIPT in page.locator("#item-view").inner_text()
     assert dialogs == [] and page.evaluate("typeof window.alert") == "function"
     assert watched.problems() == []
+
+
+def test_a_large_page_expands_compacted_columns_and_pages(open_page, tmp_path):
+    from tests.reporting.test_reports import big_table
+
+    path = tmp_path / "report.html"
+    write_html(big_table(3000), path)  # statuses and results embedded as distinct values plus codes
+    watched = open_page(path, WIDTH, HEIGHT)
+    page = watched.page
+    assert page.locator("#f-count").inner_text() == "1\u201350 of 3000 rows"
+    assert page.locator("#items-body tr").first.locator("td.status").inner_text().strip() == "error"
+    page.select_option("#f-status", "error")
+    errors = 3000 // 7 + 1  # rows 0, 7, ..., 2996
+    assert page.locator("#f-count").inner_text().endswith(f"of {errors} matching rows (3000 in total)")
+    page.click("#p-last")
+    assert page.locator("#p-label").inner_text() == f"page {-(-errors // 50)} of {-(-errors // 50)}"
+    assert page.locator("#items-body tr").count() == errors % 50
+    page.click("#count-all")
+    page.fill("#f-query", "reply 2999")
+    expect(page.locator("#items-body tr")).to_have_count(1)
+    assert _visible_items(page) == ["#2999"]
+    assert watched.problems() == []
