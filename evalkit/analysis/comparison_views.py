@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit.analysis.pairing import ONLY_A, ONLY_B, PROMPT_CHANGED
+from evalkit.analysis.statistics import MIN_PAIRS
 from evalkit.analysis.summaries import STATUS_ROW
 
 __all__ = ["CSS", "TEXT_LIMIT", "body_html", "esc", "format_table"]
@@ -140,7 +141,7 @@ def esc(value: Any, limit: int = TEXT_LIMIT) -> str:
 
 
 def _delta_class(low: float, high: float) -> str:
-    """``up`` / ``down`` when the interval excludes 0, so a colour marks only a change beyond noise."""
+    """``up`` / ``down`` by the side of 0 the interval is on (called only for a significant change)."""
     if math.isfinite(low) and low > 0:
         return " up"
     if math.isfinite(high) and high < 0:
@@ -177,8 +178,8 @@ def _evaluators_html(c: Any) -> str:
     for name, r in c.evaluators.iterrows():
         status = name == STATUS_ROW
         label = "row status" if status else esc(name, 200)
-        pass_cls = _delta_class(r["pass_rate_low"], r["pass_rate_high"])
-        mean_cls = _delta_class(r["mean_low"], r["mean_high"])
+        pass_cls = _delta_class(r["pass_rate_low"], r["pass_rate_high"]) if r.get("significant") else ""
+        mean_cls = _delta_class(r["mean_low"], r["mean_high"]) if r.get("mean_significant") else ""
         cells = [
             f"<td class='num'>{int(r['judged'])}</td>",
             f"<td class='num'>{_pct(r['pass_rate_a'])}</td>",
@@ -200,9 +201,11 @@ def _evaluators_html(c: Any) -> str:
         lines.append(f"<tr{css}><th scope='row'>{label}</th>{''.join(cells)}</tr>")
     note = (
         "<p class='meta'>On paired rows only. Pass rates: pass / (pass + fail) over the rows judged pass or fail in "
-        "both runs (errors left out, counted apart). p: exact McNemar test on the discordant pairs. Intervals: "
-        f"paired bootstrap ({c.resamples:,} resamples, seed {int(c.seed)}), percentile method; a coloured delta "
-        "has an interval that excludes 0. Row status: pass versus anything else, every paired row.</p>"
+        "both runs (errors left out, counted apart). <b>McNemar's exact test decides the pass-rate change</b>: "
+        "its interval is the exact interval of the discordant pairs, so it excludes 0 exactly when p &lt; "
+        f"{1 - c.confidence:g}. Mean scores: paired bootstrap interval ({c.resamples:,} resamples, seed "
+        f"{int(c.seed)}), which decides by excluding 0. A delta is coloured only when its test says so and at "
+        f"least {MIN_PAIRS} rows are paired. Row status: pass versus anything else, every paired row.</p>"
     )
     return f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table></div>{note}"
 

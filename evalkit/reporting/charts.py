@@ -285,11 +285,13 @@ def thread_turns(df: pd.DataFrame) -> go.Figure:
 
 
 def comparison_deltas(comparison: Comparison, metric: str = "pass_rate") -> go.Figure:
-    """One bar per evaluator (and the row status): B - A, with the paired bootstrap interval as error bars.
+    """One bar per evaluator (and the row status): B - A, with its interval as error bars.
 
-    ``metric="pass_rate"`` (default) shows pass-rate deltas in percentage points; ``"mean"`` shows mean-score
-    deltas in each evaluator's own units (the row status has no mean score and is left out). Bars are green or
-    red only when the interval excludes 0, grey otherwise.
+    ``metric="pass_rate"`` (default) shows pass-rate deltas with the interval that agrees with McNemar's test;
+    ``"mean"`` shows mean-score deltas (paired bootstrap interval) in each evaluator's own units (the row status
+    has no mean score and is left out). Bars are green or red only when the change is significant
+    (``significant`` / ``mean_significant`` of :class:`~evalkit.analysis.comparison.Comparison`: the test says
+    so and enough rows are paired), grey otherwise.
     """
     go = _go()
     if metric not in ("pass_rate", "mean"):
@@ -306,9 +308,13 @@ def comparison_deltas(comparison: Comparison, metric: str = "pass_rate") -> go.F
         return [None if not math.isfinite(v) else float(v) for v in values]
 
     y, lo, hi = clean(table[delta]), clean(table[low]), clean(table[high])
+    flag = "mean_significant" if metric == "mean" else "significant"
+    significant = table[flag].tolist() if flag in table.columns else [True] * len(table)
     colors = []
-    for left, right in zip(lo, hi):
-        if left is not None and left > 0:
+    for left, right, decided in zip(lo, hi, significant):
+        if not decided:
+            colors.append(FLAT)
+        elif left is not None and left > 0:
             colors.append(UP)
         elif right is not None and right < 0:
             colors.append(DOWN)
