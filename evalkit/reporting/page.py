@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -175,10 +175,10 @@ def _facts(df: pd.DataFrame, evaluators: list[dict[str, Any]]) -> list[str]:
     return facts
 
 
-def _csp(scripts: Sequence[str], charts: bool) -> str:
+def _csp(scripts: Sequence[str], charts: bool, css: str) -> str:
     # plotly sets style attributes and adds <style> rules at run time, which a style hash cannot allow;
     # with a hash present browsers ignore 'unsafe-inline', so a page with charts allows inline styles only
-    style = "'unsafe-inline'" if charts else csp_hash(CSS)
+    style = "'unsafe-inline'" if charts else csp_hash(css)
     hashes = " ".join(dict.fromkeys(csp_hash(s) for s in scripts))
     return (
         f"default-src 'none'; script-src {hashes}; style-src {style}; img-src data: blob:; font-src data:; "
@@ -186,45 +186,73 @@ def _csp(scripts: Sequence[str], charts: bool) -> str:
     )
 
 
-def write_page(
+def write_page(df: pd.DataFrame, path: str | os.PathLike, **options: Any) -> None:
+    """Write the report page of the scored case table ``df`` to ``path``, atomically, streaming the item data
+    column by column. ``options`` are those of :func:`emit_page`."""
+    with atomic_write(path, "wb") as handle:
+
+        def put(text: str) -> None:
+            # backslashreplace: a lone surrogate (undecodable bytes read with surrogateescape) becomes the
+            # JSON escape \udcXX instead of aborting the page.
+            handle.write(text.encode("utf-8", "backslashreplace"))
+
+        emit_page(df, put, **options)
+
+
+def render_page(df: pd.DataFrame, **options: Any) -> str:
+    """The report page of ``df`` as one string (for small pages; :func:`write_page` streams to a file)."""
+    parts: list[str] = []
+    emit_page(df, parts.append, **options)
+    return "".join(parts)
+
+
+def emit_page(
     df: pd.DataFrame,
-    path: str | os.PathLike,
+    put: Callable[[str], Any],
     *,
     title: str | None = None,
     figures: Iterable[Any] | None = None,
     banners: Sequence[Banner] = (),
     sections: Sequence[Markup] = (),
+    inline_figures: int = 0,
     comparison: dict[str, Any] | None = None,
     facts: Sequence[str] | None = None,
+    own_header: bool = True,
+    summary: bool = True,
+    extra_css: str = "",
     text_limit: int = TEXT_LIMIT,
 ) -> None:
-    """Write the report page of the scored case table ``df`` to ``path``, atomically.
+    """Render the page of the scored case table ``df``, handing the text to ``put`` piece by piece.
 
     ``figures`` default to :func:`run_figures`; ``banners`` and ``sections`` (already-safe HTML, e.g. the
-    report notebook's outputs) go above the summary; ``comparison`` is the context of ``comparison.html.j2``.
+    report notebook's outputs, which place ``inline_figures`` figures of their own) go above the summary;
+    ``comparison`` is the context of ``comparison.html.j2``. ``own_header=False`` leaves the title block to the
+    sections, ``summary=False`` leaves out the evaluator summary table; ``extra_css`` styles the sections.
     """
     evaluators = scored_evaluators(df)
     specs, template = figure_specs(run_figures(df) if figures is None else figures)
     scripts = [TABLE_JS, ITEM_JS]
-    if specs:
+    if specs or inline_figures:
         # after the table: compiling plotly.js (4-5 MB) takes longer than showing 100,000 rows' first page
         scripts += [PLOTLY_PRELUDE_JS, plotly_js(), CHARTS_JS]
+    css = CSS + extra_css
     has_status = "status" in df.columns
     context = {
-        "csp": _csp(scripts, bool(specs)),
+        "csp": _csp(scripts, bool(specs or inline_figures), css),
         "version": EVALKIT_VERSION,
         "title": page_title(df, title),
+        "own_header": own_header,
         "facts": list(facts) if facts is not None else _facts(df, evaluators),
         "banners": list(banners),
         "sections": list(sections),
         "counts": status_counts(df) if has_status else None,
         "statuses": STATUSES,
-        "summary": summary_rows(df),
+        "summary": summary_rows(df) if summary else [],
         "comparison": comparison,
         "figures": specs,
         "figure_template": template,
         "text_limit": text_limit,
-        "css": Markup(CSS),
+        "css": Markup(css),
         "scripts": [Markup(s) for s in scripts],
         "data": Markup(DATA_MARK),
     }
@@ -235,19 +263,12 @@ def write_page(
         "textLimit": text_limit,
         "evaluators": [{"name": str(ev.get("name", ev["key"])), "key": str(ev["key"])} for ev in evaluators],
     }
-    with atomic_write(path, "wb") as handle:
-
-        def put(text: str) -> None:
-            # backslashreplace: a lone surrogate (undecodable bytes read with surrogateescape) becomes the
-            # JSON escape \udcXX instead of aborting the page.
-            handle.write(text.encode("utf-8", "backslashreplace"))
-
-        put(head)
-        put(script_safe_json(meta)[:-1] + ',"columns":{')
-        for position, (name, values) in enumerate(_columns(df, evaluators, text_limit)):
-            put(("," if position else "") + script_safe_json(name) + ":" + script_safe_json(values))
-        put("}}")
-        put(tail)
+    put(head)
+    put(script_safe_json(meta)[:-1] + ',"columns":{')
+    for position, (name, values) in enumerate(_columns(df, evaluators, text_limit)):
+        put(("," if position else "") + script_safe_json(name) + ":" + script_safe_json(values))
+    put("}}")
+    put(tail)
 
 
 def compact(values: list[Any]) -> list[Any] | dict[str, Any]:

@@ -3,7 +3,8 @@
 :func:`render_report` (what ``evalkit report`` calls) checks the run folders before any kernel starts, passes
 them as the notebook's parameters, executes it in a scratch folder that is removed afterwards, and turns what
 can go wrong into evalkit's errors: a missing kernel, a run that is not a run, a cell that failed (named by its
-number). The executed notebook goes to :func:`~evalkit.reporting.notebook_report.export.export_html`.
+number). The executed notebook's outputs (:func:`~evalkit.reporting.notebook_report.export.export_outputs`) go
+on top of the one report page (:mod:`evalkit.reporting.page`), above the run's items table and item view.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from evalkit.reporting.notebook_report.export import export_html
+from evalkit.reporting.notebook_report.export import export_outputs, page_options
 
 
 def notebook_path() -> Path:
@@ -71,11 +72,12 @@ def render_report(
             kernel_name=kernel_name,
             timeout=timeout,
         )
-    page = export_html(executed, title=title)
+    from evalkit.documents.run_reader import read_run
+    from evalkit.reporting.page import write_page
+
     target = Path(out)
-    with atomic_write(target, "wb") as handle:
-        # backslashreplace: a lone surrogate (undecodable bytes in a run) must not abort the report
-        handle.write(page.encode("utf-8", "backslashreplace"))
+    # the notebook's outputs on top, then the run's items table and item view: the one report page
+    write_page(read_run(run_path), target, **page_options(export_outputs(executed), title))
     if notebook_out is not None:
         with atomic_write(Path(notebook_out), "w") as handle:
             nbformat.write(executed, handle)
