@@ -12,14 +12,14 @@ import sys
 import warnings
 
 from evalkit import __version__
-from evalkit.cli import cache, compare, new, report, run, spans, validate
+from evalkit.cli import cache, compare, new, report, run, runs, spans, validate
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="evalkit", description="Evaluate LLM agents from eval documents.")
     parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (run, validate, new, cache, compare, report, spans):
+    for module in (run, validate, new, cache, compare, report, runs, spans):
         module.register(subparsers)
     return parser
 

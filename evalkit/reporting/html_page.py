@@ -10,7 +10,7 @@ import os
 
 import pandas as pd
 
-from evalkit.reporting.page import CSS, page_title, write_page
+from evalkit.reporting.page import CSS, page_title, run_figures, write_page
 from evalkit.reporting.page_data import TEXT_LIMIT
 
 __all__ = ["CSS", "report_title", "write_html"]
@@ -22,11 +22,22 @@ def report_title(df: pd.DataFrame, title: str | None = None) -> str:
 
 
 def write_html(
-    df: pd.DataFrame, path: str | os.PathLike, title: str | None = None, *, text_limit: int = TEXT_LIMIT
+    df: pd.DataFrame,
+    path: str | os.PathLike,
+    title: str | None = None,
+    *,
+    text_limit: int = TEXT_LIMIT,
+    history: pd.DataFrame | None = None,
 ) -> None:
     """Write the standalone report page for the scored case table ``df`` to ``path``, atomically.
 
     Summary and charts, then the items table with filters, search, sort and paging, and the item view (see
     :mod:`evalkit.reporting.page`). Works on an unscored table too (no evaluator chips or charts).
+    ``history`` (:func:`evalkit.runs`) adds the trend of pass rates across those runs to the charts.
     """
-    write_page(df, path, title=title, text_limit=text_limit)
+    figures = run_figures(df)
+    if history is not None and len(history):
+        from evalkit.reporting.trend import pass_rate_trend
+
+        figures.insert(0, pass_rate_trend(history))
+    write_page(df, path, title=title, text_limit=text_limit, figures=figures)

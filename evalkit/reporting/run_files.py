@@ -19,13 +19,20 @@ PARALLEL_ROWS = 20_000
 
 
 def save_results(
-    df: pd.DataFrame, out_dir: str | os.PathLike, *, title: str | None = None, parallel: bool = False
+    df: pd.DataFrame,
+    out_dir: str | os.PathLike,
+    *,
+    title: str | None = None,
+    parallel: bool = False,
+    history: str | os.PathLike | None = None,
 ) -> dict[str, Path]:
     """Write results.json, results.csv and report.html into ``out_dir``, each replaced atomically.
 
     ``parallel=True`` (the CLI's choice for large runs) writes the CSV and the HTML report in a forked child
     while this process writes the JSON, using a second core; when forking is not safe (no ``os.fork``,
     other threads running) or the child fails, everything is written here, one file after the other.
+    ``history``: a folder of earlier runs (:func:`evalkit.runs`); report.html then shows the trend of pass rates
+    across them and this run.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -33,20 +40,25 @@ def save_results(
     root["metadata"] = results_metadata(df, root.get("metadata") or {})
     root["items"] = iter_items(df)
     paths = {"json": out / "results.json", "csv": out / "results.csv", "html": out / "report.html"}
-    child = _fork_writer(df, paths, title) if parallel and len(df) >= PARALLEL_ROWS else None
+    trend = None
+    if history is not None:
+        from evalkit.analysis.history import runs
+
+        trend = runs(history, current=df, current_dir=out)
+    child = _fork_writer(df, paths, title, trend) if parallel and len(df) >= PARALLEL_ROWS else None
     with atomic_write(paths["json"]) as handle:
         write_document(root, handle)
     if child is None or not _child_succeeded(child):
-        _write_tables(df, paths, title)
+        _write_tables(df, paths, title, trend)
     return paths
 
 
-def _write_tables(df: pd.DataFrame, paths: dict[str, Path], title: str | None) -> None:
+def _write_tables(df: pd.DataFrame, paths: dict[str, Path], title: str | None, history=None) -> None:
     write_csv(df, paths["csv"])
-    write_html(df, paths["html"], title=title)
+    write_html(df, paths["html"], title=title, history=history)
 
 
-def _fork_writer(df: pd.DataFrame, paths: dict[str, Path], title: str | None) -> int | None:
+def _fork_writer(df: pd.DataFrame, paths: dict[str, Path], title: str | None, history=None) -> int | None:
     """Start a child that writes the CSV and HTML files; its pid, or None when forking is not safe."""
     import threading
 
@@ -57,7 +69,7 @@ def _fork_writer(df: pd.DataFrame, paths: dict[str, Path], title: str | None) ->
         return pid
     code = 1
     try:
-        _write_tables(df, paths, title)
+        _write_tables(df, paths, title, history)
         code = 0
     except BaseException:  # noqa: BLE001 - reported here, then the parent writes the files itself
         import traceback

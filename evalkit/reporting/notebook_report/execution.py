@@ -35,11 +35,13 @@ def render_report(
     notebook_out: str | os.PathLike | None = None,
     kernel_name: str = "python3",
     timeout: float | None = 600,
+    history_dir: str | os.PathLike | None = None,
 ) -> Path:
     """Execute the report notebook on ``run_dir`` (and ``baseline_dir``) and write the HTML to ``out``.
 
     The notebook runs with papermill on the ``kernel_name`` Jupyter kernel in a scratch folder that is removed
-    afterwards; ``notebook_out`` also keeps the executed notebook. Both files are written atomically. Raises
+    afterwards; ``notebook_out`` also keeps the executed notebook; ``history_dir`` (a folder of runs) adds the
+    trend of pass rates across them (:func:`evalkit.runs`). Both files are written atomically. Raises
     :class:`~evalkit.errors.DocumentError` when a run folder is missing or not a run (before any kernel starts,
     or from the notebook), :class:`~evalkit.errors.EnvironmentConfigError` when there is no such kernel, and
     :class:`~evalkit.errors.EvalkitError` naming the cell when the notebook fails otherwise.
@@ -76,8 +78,15 @@ def render_report(
     from evalkit.reporting.page import write_page
 
     target = Path(out)
+    run = read_run(run_path)
+    options = page_options(export_outputs(executed), title)
+    if history_dir is not None:
+        from evalkit.analysis.history import runs
+        from evalkit.reporting.trend import pass_rate_trend
+
+        options["figures"] = [pass_rate_trend(runs(history_dir, current=run, current_dir=run_path.parent))]
     # the notebook's outputs on top, then the run's items table and item view: the one report page
-    write_page(read_run(run_path), target, **page_options(export_outputs(executed), title))
+    write_page(run, target, **options)
     if notebook_out is not None:
         with atomic_write(Path(notebook_out), "w") as handle:
             nbformat.write(executed, handle)

@@ -17,7 +17,10 @@ def report_page(tmp_path_factory):
     run = evalkit_run("data/demo.json", folder / "run")
     out = folder / "report.html"
     done = subprocess.run(
-        [sys.executable, "-m", "evalkit", "report", str(run), "--baseline", str(run), "--out", str(out)],
+        [
+            *(sys.executable, "-m", "evalkit", "report", str(run), "--baseline", str(run)),
+            *("--history", str(folder), "--out", str(out)),
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -37,6 +40,9 @@ def test_notebook_report_has_its_sections_charts_and_the_items_table(open_page, 
     assert figures.count() >= 4
     for k in range(figures.count()):
         assert figures.nth(k).locator("svg.main-svg").count() >= 1, k
+    # --history: the trend of pass rates across the runs under the folder (here the one run)
+    titles = page.locator("div.evalkit-figure .gtitle").all_text_contents()
+    assert "Pass rates across 1 runs" in titles, titles
     # every item, not only the failing ones, with the same filters and item view as the run's page
     assert page.locator("#items-body tr").count() == 12
     page.select_option("#f-status", "fail")
