@@ -78,7 +78,9 @@ def render_report(
     from evalkit.reporting.page import write_page
 
     target = Path(out)
-    run = read_run(run_path)
+    from evalkit.reporting.run_spans import attach_spans
+
+    run = attach_spans(read_run(run_path), run_path.parent)  # spans.jsonl, for the item view's trace
     options = page_options(export_outputs(executed), title)
     if history_dir is not None:
         from evalkit.analysis.history import runs
