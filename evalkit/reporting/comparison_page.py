@@ -134,8 +134,17 @@ def _group(frame: pd.DataFrame, ident: str, title: str, what: str, max_rows: int
     }
 
 
-def comparison_context(c: Comparison, max_rows: int = 500) -> dict[str, Any]:
-    """What ``comparison.html.j2`` shows of ``c``: plain values (the template escapes them)."""
+def comparison_context(
+    c: Comparison,
+    max_rows: int = 500,
+    *,
+    roles: tuple[str, str] = ("A", "B"),
+    notices: bool = False,
+) -> dict[str, Any]:
+    """What ``comparison*.html.j2`` show of ``c``: plain values (the templates escape them).
+
+    ``roles`` name the runs in the facts line ("A (baseline)"...); ``notices`` puts the comparison's notices
+    (:attr:`Comparison.notices`) inside the section, for pages that do not show them as banners."""
     not_compared = []
     if c.only_a:
         not_compared.append("only in A: " + ", ".join(_cut(n, 200) for n in c.only_a))
@@ -160,6 +169,9 @@ def comparison_context(c: Comparison, max_rows: int = 500) -> dict[str, Any]:
     return {
         "label_a": c.label_a,
         "label_b": c.label_b,
+        "role_a": roles[0],
+        "role_b": roles[1],
+        "notices": c.notices if notices else [],
         "paired": f"{c.paired:,}",
         "unpaired_count": f"{len(c.unpaired):,}",
         "level": f"{c.confidence:.0%}",

@@ -37,6 +37,7 @@ from evalkit.analysis.summaries import STATUS_ROW, STATUSES, scored_evaluators, 
 from evalkit.documents.atomic import atomic_write
 from evalkit.documents.case_table import document_title
 from evalkit.documents.versions import EVALKIT_VERSION
+from evalkit.reporting.fragments import environment
 from evalkit.reporting.inline import asset, csp_hash, plotly_js, script_safe_json
 from evalkit.reporting.page_data import TEXT_LIMIT, page_columns
 from evalkit.reporting.page_details import detail_columns
@@ -63,19 +64,6 @@ class Banner:
     level: str
     heading: str
     text: str
-
-
-def _environment():
-    import jinja2
-
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("evalkit.reporting", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
 
 
 def page_title(df: pd.DataFrame, title: str | None = None) -> str:
@@ -256,7 +244,7 @@ def emit_page(
         "scripts": [Markup(s) for s in scripts],
         "data": Markup(DATA_MARK),
     }
-    head, tail = _environment().get_template("page.html.j2").render(**context).split(DATA_MARK, 1)
+    head, tail = environment().get_template("page.html.j2").render(**context).split(DATA_MARK, 1)
     meta = {
         "rows": len(df),
         "statuses": ["", *STATUSES],

@@ -159,7 +159,7 @@ def test_report_without_baseline(rendered, demo_runs):
     assert "No baseline given" in page
     failing = int((read_run(demo_runs[1])["status"] != "pass").sum())
     assert f"{failing:,} rows did not pass" in page
-    assert "<h3>Regressed" not in page
+    assert "id=\"regressed\"" not in page
     # outputs only: no code from the notebook
     assert "read_run(run_dir)" not in page and "report.configure_plotly" not in page
 
@@ -168,8 +168,10 @@ def test_report_with_baseline(rendered, demo_runs):
     page = rendered["compared"]
     c = compare(*demo_runs)
     assert len(c.regressed) >= 1  # the hostile response made item 0 fail
-    assert f"<h3>Regressed ({len(c.regressed):,})</h3>" in page
-    assert f"<h3>Improved ({len(c.improved):,})</h3>" in page
+    assert f'<h3 id="regressed">Regressed ({len(c.regressed):,})</h3>' in page
+    assert f'<h3 id="improved">Improved ({len(c.improved):,})</h3>' in page
+    assert "McNemar&#39;s exact test" in page  # says which test decides
+    assert '<div class="diff">' in page  # the responses of changed rows, as a word diff
     assert "A (baseline) = baseline · B (this run) = candidate" in page
     assert figures_in(page) == 6  # the four of the run, plus pass-rate and mean deltas
     assert "No baseline given" not in page
