@@ -159,7 +159,7 @@ def test_report_without_baseline(rendered, demo_runs):
     assert "No baseline given" in page
     failing = int((read_run(demo_runs[1])["status"] != "pass").sum())
     assert f"{failing:,} rows did not pass" in page
-    assert "id=\"regressed\"" not in page
+    assert 'id="regressed"' not in page
     # outputs only: no code from the notebook
     assert "read_run(run_dir)" not in page and "report.configure_plotly" not in page
 
