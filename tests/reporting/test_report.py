@@ -171,6 +171,8 @@ def test_report_with_baseline(rendered, demo_runs):
     assert f'<h3 id="regressed">Regressed ({len(c.regressed):,})</h3>' in page
     assert f'<h3 id="improved">Improved ({len(c.improved):,})</h3>' in page
     assert "McNemar&#39;s exact test" in page  # says which test decides
+    # baseline and candidate come from different documents (the candidate's was edited): said, not hidden
+    assert '<div class="banner warning" role="alert"><strong>Different documents.</strong>' in page
     assert '<div class="diff">' in page  # the responses of changed rows, as a word diff
     assert "A (baseline) = baseline · B (this run) = candidate" in page
     assert figures_in(page) == 6  # the four of the run, plus pass-rate and mean deltas

@@ -18,6 +18,7 @@
   });
   var evals = data.evaluators;
   var KNOWN = { pass: "pass", fail: "fail", error: "error", partial: "partial" };
+  var MARK = { pass: "\u2713", fail: "\u2717", error: "!", partial: "~" };
   var OUTCOMES = ["pass", "fail", "error"];
   var state = { status: "", evalFilter: "", tag: "", query: "", sort: "", page: 0, size: 50 };
   var order = [];
@@ -56,6 +57,7 @@
     if (result === null) { return null; }
     var score = formatNumber(cols[pre + "score"][i]);
     var node = el("span", "chip " + (KNOWN[result] || "other"));
+    node.appendChild(el("span", "chip-mark", MARK[result] || "?"));
     node.appendChild(el("span", "chip-name", evals[k].name));
     node.appendChild(el("b", null, score || result));
     var tip = evals[k].name + ": " + result + (score ? " \u00b7 score " + score : "");

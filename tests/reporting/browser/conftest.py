@@ -9,12 +9,21 @@ nothing of the kind happened.
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
-SCREENSHOTS = Path(__file__).resolve().parents[3] / "docs" / "screenshots"
+#: Where the tests' screenshots go: docs/screenshots (the README shows them) when EVALKIT_SCREENSHOTS is set,
+#: else a scratch folder, so an ordinary test run leaves the repository's PNGs alone.
+REPO_SCREENSHOTS = Path(__file__).resolve().parents[3] / "docs" / "screenshots"
+SCREENSHOTS = (
+    REPO_SCREENSHOTS
+    if os.environ.get("EVALKIT_SCREENSHOTS")
+    else Path(tempfile.gettempdir()) / f"evalkit-screenshots-{os.getpid()}"
+)
 
 
 @pytest.fixture(scope="session")
