@@ -49,3 +49,41 @@ def test_rate_text():
         and rate_text(float("nan")) == "\u2013"
         and rate_text(None) == "\u2013"
     )
+
+
+def test_trace_entries_are_offsets_durations_and_depths():
+    from evalkit.reporting.page_details import trace
+
+    spans = [
+        {"spanId": "c", "parentSpanId": "b", "name": "child", "startTimeUnixNano": 3_000_000,
+         "endTimeUnixNano": 4_500_000, "status": {"code": "ERROR"}, "attributes": {"k": "v" * 5000}},
+        {"spanId": "a", "name": "root", "startTimeUnixNano": 1_000_000, "endTimeUnixNano": 9_000_000},
+        {"spanId": "b", "parentSpanId": "a", "name": "tool", "startTimeUnixNano": 2_000_000,
+         "endTimeUnixNano": 5_000_000, "status": {"code": "OK"}},
+    ]  # fmt: skip
+    entries = trace(spans)
+    assert [(e["n"], e["s"], e["d"], e["l"], e["st"]) for e in entries] == [
+        ("root", 0.0, 8.0, 0, "UNSET"),
+        ("tool", 1.0, 3.0, 1, "OK"),
+        ("child", 2.0, 1.5, 2, "ERROR"),
+    ]
+    assert len(entries[2]["a"]["k"]) == 1001  # attribute values cut (and marked) like every text
+    assert trace([]) is None and trace(None) is None
+
+
+def test_detail_columns_only_when_something_is_there():
+    from evalkit.reporting.page_details import detail_columns
+
+    df = pd.DataFrame(
+        {
+            "item": [0, 1],
+            "context": ["", ""],
+            "citations": [[{"index": 1, "text": "t", "source": "s"}], None],
+            "source": [{"tags": ["hr", "leave"]}, {}],
+            "thread_source": [None, {"tags": ["thread"]}],
+        }
+    )
+    columns = dict(detail_columns(df))
+    assert set(columns) == {"tags", "citations"}  # empty contexts cost nothing
+    assert columns["tags"] == [["hr", "leave"], ["thread"]]
+    assert columns["citations"] == [[{"index": 1, "text": "t", "source": "s"}], None]
