@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalkit.analysis.comparison_views import CSS, body_html, format_table
+from evalkit.analysis.comparison_views import format_table, notebook_html
 from evalkit.analysis.pairing import as_run, column_texts, pair_rows, run_label
 from evalkit.analysis.run_identity import run_identity
 from evalkit.analysis.statistics import (
@@ -175,7 +175,7 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         """Notebook view: the header, the deltas table and the first rows of each list (all text escaped)."""
-        return f"<div class='evalkit-compare'><style>{CSS}</style>{body_html(self, max_rows=20)}</div>"
+        return notebook_html(self, max_rows=20)
 
 
 def compare(

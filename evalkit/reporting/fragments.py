@@ -1,82 +1,32 @@
-"""The Jinja2 environment of every page evalkit writes, and rendering of page fragments (report sections).
+"""The Jinja2 environment of the report pages: :mod:`evalkit.analysis.templating`'s (same filters, autoescaping)
+with ``evalkit/reporting/templates/`` in front of ``evalkit/analysis/templates/``.
 
-One environment, autoescaping on, templates under ``evalkit/reporting/templates/``: the report page
-(``page.html.j2``), its comparison (``comparison*.html.j2``) and the report notebook's sections
-(``section_*.html.j2``). A run's strings are escaped by the engine; the filters below cut and format values
-(:func:`cut`: missing → "", long texts end with "…") so templates never build HTML from strings.
+The report page (``page.html.j2``), its comparison section (``comparison.html.j2``, which includes the
+comparison templates of the analysis layer) and the report notebook's sections (``section_*.html.j2``).
 """
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
-import pandas as pd
 from markupsafe import Markup
 
-__all__ = ["ELLIPSIS", "TEXT_LIMIT", "cut", "environment", "render"]
+from evalkit.analysis import templating
+from evalkit.analysis.templating import cut
 
-#: Longest run text shown per cell (prompts, responses, reasons), marked with :data:`ELLIPSIS` when cut.
-TEXT_LIMIT = 1000
-ELLIPSIS = "\u2026"
-DASH = "\u2013"
-
-
-def _missing(value: Any) -> bool:
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    return isinstance(value, float) and math.isnan(value)
-
-
-def cut(value: Any, limit: int = TEXT_LIMIT) -> str:
-    """A value as display text: missing → "", cut to ``limit`` characters (marked with …). Not escaped: the
-    template's autoescaping does that."""
-    if _missing(value):
-        return ""
-    text = value if isinstance(value, str) else str(value)
-    return text if len(text) <= limit else text[:limit] + ELLIPSIS
-
-
-def _num(value: Any) -> str:
-    if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return DASH if not math.isfinite(value) else f"{float(value):.3g}"
-    return "" if _missing(value) else str(value)
-
-
-def _pct(value: Any) -> str:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return DASH
-    return DASH if not math.isfinite(number) else f"{number:.1%}"
-
-
-def _count(value: Any) -> str:
-    return f"{int(value):,}"
+__all__ = ["cut", "environment", "render"]
 
 
 @lru_cache(maxsize=1)
 def environment():
-    """The shared Jinja2 environment (autoescape on, undefined names are errors, package templates)."""
+    """The analysis environment, overlaid with a loader that looks in ``evalkit/reporting/templates/`` first."""
     import jinja2
 
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("evalkit.reporting", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
+    base = templating.environment()
+    return base.overlay(
+        loader=jinja2.ChoiceLoader([jinja2.PackageLoader("evalkit.reporting", "templates"), base.loader])
     )
-    env.filters.update({"cut": cut, "num": _num, "pct": _pct, "count": _count})
-    env.globals.update({"missing": _missing})
-    return env
 
 
 def render(name: str, **context: Any) -> Markup:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalkit.reporting.comparison_page import comparison_context
+from evalkit.analysis.comparison_views import comparison_context
 from evalkit.reporting.fragments import render
 from evalkit.reporting.notebook_report.formatting import FAILING_LIMIT
 
