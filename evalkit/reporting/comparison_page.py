@@ -29,6 +29,7 @@ import pandas as pd
 from evalkit.analysis.comparison_views import comparison_context
 from evalkit.reporting.charts import comparison_deltas
 from evalkit.reporting.page import Banner, write_page
+from evalkit.reporting.run_spans import attach_spans
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalkit.analysis.comparison import Comparison
@@ -46,6 +47,9 @@ def write_html(
     """
     title = title or f"{c.label_a} vs {c.label_b}"
     items = c.frame_b if c.frame_b is not None else pd.DataFrame({"item": pd.Series([], dtype="int64")})
+    source = (items.attrs.get("evalkit") or {}).get("source")
+    if source and not str(source).startswith("<"):
+        items = attach_spans(items, Path(str(source)).parent)  # B's spans.jsonl, for the item view's trace
     target = Path(path)
     write_page(
         items,

@@ -6,14 +6,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import evalkit
 from evalkit.reporting.run_spans import attach_spans
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_spans_go_back_to_their_rows_and_thread_turns(tmp_path):
-    out = tmp_path / "agent"
+@pytest.fixture(scope="module")
+def agent_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("spans") / "agent"
     done = subprocess.run(
         [sys.executable, "-m", "evalkit", "run", "data/agent_demo.json", "--out", str(out)]
         + ["--agent", "data/demo_agent/agent.py:answer"],
@@ -23,6 +26,11 @@ def test_spans_go_back_to_their_rows_and_thread_turns(tmp_path):
         timeout=300,
     )
     assert done.returncode in (0, 1), done.stderr
+    return out
+
+
+def test_spans_go_back_to_their_rows_and_thread_turns(agent_run, tmp_path):
+    out = agent_run
     run = evalkit.read_run(out)
     assert all(not s for s in run["spans"])  # results.json does not keep them
     filled = attach_spans(run, out)
@@ -39,3 +47,12 @@ def test_spans_go_back_to_their_rows_and_thread_turns(tmp_path):
     assert prompts == thread["prompt"].tolist()
     assert attach_spans(filled, out) is filled  # already there: unchanged
     assert attach_spans(run, tmp_path) is run  # no spans.jsonl
+
+
+def test_compare_page_shows_the_spans_of_run_b(agent_run, tmp_path):
+    from evalkit.reporting.comparison_page import write_html
+    from tests.reporting.test_reports import embedded_data
+
+    page = write_html(evalkit.compare(agent_run, agent_run, resamples=10), tmp_path / "compare.html")
+    spans = embedded_data(page.read_bytes())["columns"]["spans"]
+    assert spans[0][0]["n"].startswith("invoke_agent") and sum(len(s or []) for s in spans) == 30
