@@ -160,6 +160,7 @@ def score_distribution(df: pd.DataFrame, key: str) -> go.Figure:
     name = plain(ev.get("name", column))
     present = raw.dropna().tolist()
     is_bool = bool(present) and all(isinstance(v, (bool, np.bool_)) for v in present)
+    single = False
     whole = bool(len(values)) and bool(np.all(values == np.round(values)))
     judge = ev.get("is_llm") is True or (
         whole and values.min() >= 1 and values.max() <= 5 and bool((values > 1).any())
@@ -176,10 +177,11 @@ def score_distribution(df: pd.DataFrame, key: str) -> go.Figure:
         # binned here, not by plotly: a Histogram trace embeds every value (about 2 MB per evaluator at
         # 100,000 rows); the bars carry only the counts
         centers, counts, width = score_bins(values)
+        single = len(centers) == 1  # every score the same: one labelled bar, not one bar as wide as the axis
         trace = go.Bar(
-            x=centers,
+            x=[f"{centers[0]:g}"] if single else centers,
             y=counts,
-            width=width,
+            width=None if single else width,
             name=name,
             marker_color=STATUS_COLORS["pass"],
             hovertemplate="score %{x}<br>%{y} rows<extra></extra>",
@@ -188,7 +190,7 @@ def score_distribution(df: pd.DataFrame, key: str) -> go.Figure:
     _layout(
         figure,
         f"Scores of {name} ({len(values)} rows)",
-        xaxis={"title": {"text": "score"}, **({"type": "category"} if is_bool or judge else {})},
+        xaxis={"title": {"text": "score"}, **({"type": "category"} if is_bool or judge or single else {})},
         yaxis={"title": {"text": "rows"}},
         bargap=0.1,
     )

@@ -469,6 +469,9 @@ def test_chart_score_distribution_bins():
     assert isinstance(binned, go.Bar) and len(binned.x) == charts.SCORE_BINS
     assert sum(binned.y) == 4 and binned.y[0] == 1 and binned.y[-1] == 1 and binned.y[10] == 2
     assert binned.width == pytest.approx(0.04)
+    same = charts.score_distribution(table(["pass"] * 3, [0.7, 0.7, 0.7]), "check")
+    assert list(same.data[0].x) == ["0.7"] and list(same.data[0].y) == [3]  # one labelled bar
+    assert same.layout.xaxis.type == "category"
     booleans = table(["pass", "fail", "pass"])
     booleans["check"] = pd.Series([True, False, True], dtype=object)
     figure = charts.score_distribution(booleans, "check")
