@@ -29,6 +29,7 @@ _API = {
     "judge_noise": ("evalkit.analysis.noise", "judge_noise"),
     "Labels": ("evalkit.analysis.labels", "Labels"),
     "read_run": ("evalkit.documents.run_reader", "read_run"),
+    "runs": ("evalkit.analysis.history", "runs"),
     "status_counts": ("evalkit.analysis.summaries", "status_counts"),
     "validate": ("evalkit.documents.validation", "validate_document"),
     "judge_config": ("evalkit.judges.models", "judge_config"),
@@ -54,6 +55,7 @@ __all__ = [
     "judge_noise",
     "load",
     "read_run",
+    "runs",
     "sample_judgments",
     "save_results",
     "status_counts",
@@ -65,6 +67,7 @@ __all__ = [
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from evalkit.analysis.calibration import calibrate
     from evalkit.analysis.comparison import compare
+    from evalkit.analysis.history import runs
     from evalkit.analysis.labels import Labels
     from evalkit.analysis.noise import judge_noise
     from evalkit.analysis.summaries import status_counts, summary

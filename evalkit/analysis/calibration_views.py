@@ -1,5 +1,6 @@
 """How a :class:`~evalkit.analysis.calibration.Calibration` and a :class:`~evalkit.analysis.noise.JudgeNoise` read
-in a notebook: escaped HTML tables (no script), and the number format their reprs share.
+in a notebook: HTML tables from autoescaped Jinja2 templates (``templates/calibration.html.j2``,
+``noise.html.j2``; no script), and the number format their reprs share.
 
 - :func:`calibration_html`: metrics with intervals per judge, then the worst disagreements.
 - :func:`noise_html`: spread, flips, pass^k and pass@k per evaluator, then the noisiest rows.
@@ -10,15 +11,15 @@ Only formatting lives here; the numbers come from :mod:`evalkit.analysis.calibra
 
 from __future__ import annotations
 
-import html
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
 from evalkit.analysis.agreement import METRICS
+from evalkit.analysis.templating import cut, render
 
 __all__ = ["CSS", "calibration_html", "fmt", "noise_html"]
 
@@ -48,43 +49,46 @@ def fmt(value: Any, digits: int = 2) -> str:
     return DASH if not math.isfinite(number) else f"{number:.{digits}f}"
 
 
-def _esc(value: Any, limit: int = TEXT_LIMIT) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    text = value if isinstance(value, str) else str(value)
-    if len(text) > limit:
-        text = text[:limit] + "\u2026"
-    return html.escape(text, quote=True)
-
-
 def _shown(value: Any) -> str:
     """A judge or human value for display: whole-number scores without ".0"."""
     if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
         return str(int(value))
-    return _esc(value)
+    return cut(value, TEXT_LIMIT)
 
 
 def _where_label(item: Any, turn: Any) -> str:
     return f"#{item}" if turn is None or turn is pd.NA else f"#{item} · turn {turn}"
 
 
-def _table_html(head: Sequence[str], lines: list[str]) -> str:
-    cells = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    return f"<table><thead><tr>{cells}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
-
-
 def calibration_html(c: Any, *, max_rows: int) -> str:
-    """The notebook view of a calibration: one row per judge, then at most ``max_rows`` disagreements."""
-    level = f"{c.confidence:.0%}"
-    lines = []
-    for name, r in c.table.iterrows():
-        cells = [f"<th scope='row'>{_esc(name, 200)}</th>", f"<td>{_esc(r['on'])}</td>"]
-        cells.append(f"<td class='num'>{int(r['n'])} / {int(r['labels'])}</td>")
-        for metric in METRICS:
-            value = f"{fmt(r[metric])} [{fmt(r[f'{metric}_low'])}, {fmt(r[f'{metric}_high'])}]"
-            cells.append(f"<td class='num'>{html.escape(value)}</td>")
-        lines.append(f"<tr>{''.join(cells)}</tr>")
-    head = (
+    """The notebook view of a calibration (``templates/calibration.html.j2``): one row per judge, then at most
+    ``max_rows`` disagreements."""
+    rows = [
+        {
+            "name": name,
+            "on": r["on"],
+            "pairs": f"{int(r['n'])} / {int(r['labels'])}",
+            "metrics": [
+                f"{fmt(r[metric])} [{fmt(r[f'{metric}_low'])}, {fmt(r[f'{metric}_high'])}]"
+                for metric in METRICS
+            ],
+        }
+        for name, r in c.table.iterrows()
+    ]
+    shown = c.disagreements.head(max_rows)
+    worst = [
+        {
+            "judge": row.judge,
+            "where": _where_label(row.item, row.turn),
+            "values": f"{_shown(row.judge_value)} vs {_shown(row.human_value)}",
+            "prompt": row.prompt,
+            "response": row.response,
+            "judge_reason": row.judge_reason,
+            "human_note": row.human_note,
+        }
+        for row in shown.itertuples(index=False)
+    ]
+    heads = (
         "judge",
         "on",
         "pairs / labels",
@@ -94,79 +98,50 @@ def calibration_html(c: Any, *, max_rows: int) -> str:
         "Spearman",
         "bias (judge - human)",
     )
-    shown = c.disagreements.head(max_rows)
-    worst = [
-        f"<tr><td>{_esc(row.judge, 200)}</td><td>{html.escape(_where_label(row.item, row.turn))}</td>"
-        f"<td class='num'>{_shown(row.judge_value)} vs {_shown(row.human_value)}</td>"
-        f"<td><div class='text'>{_esc(row.prompt)}</div></td><td><div class='text'>{_esc(row.response)}</div></td>"
-        f"<td><div class='text'>{_esc(row.judge_reason)}</div></td>"
-        f"<td><div class='text'>{_esc(row.human_note)}</div></td></tr>"
-        for row in shown.itertuples(index=False)
-    ]
-    note = (
-        f"<p class='meta'>Intervals: {level} percentile bootstrap ({c.resamples:,} resamples, seed {int(c.seed)}). "
-        "Kappa: quadratic-weighted on 1-5 scores, unweighted on pass/fail verdicts.</p>"
-    )
-    if worst:
-        more = len(c.disagreements) - len(shown)
-        rest = f"<p class='meta'>{more:,} more in .disagreements</p>" if more > 0 else ""
-        heads = ("judge", "row", "judge vs human", "prompt", "response", "judge reason", "human note")
-        listing = _table_html(heads, worst) + rest
-    else:
-        listing = "<p class='meta'>No disagreement.</p>"
-    return (
-        f"<div class='evalkit-calibration'><style>{CSS}</style><h3>Judge vs human labels</h3>"
-        f"{_table_html(head, lines)}{note}<h3>Disagreements ({len(c.disagreements):,})</h3>{listing}</div>"
+    return str(
+        render(
+            "calibration.html.j2",
+            css=Markup(CSS),
+            heads=heads,
+            rows=rows,
+            level=f"{c.confidence:.0%}",
+            resamples=f"{c.resamples:,}",
+            seed=int(c.seed),
+            total=f"{len(c.disagreements):,}",
+            worst=worst,
+            more=len(c.disagreements) - len(shown),
+        )
     )
 
 
 def noise_html(noise: Any, *, max_rows: int) -> str:
-    """The notebook view of judge noise: one row per evaluator, then at most ``max_rows`` noisiest rows."""
-    lines = []
-    for name, r in noise.table.iterrows():
-        cells = [
-            f"<th scope='row'>{_esc(name, 200)}</th>",
-            f"<td class='num'>{int(r['complete'])} / {int(r['rows'])}</td>",
-            f"<td class='num'>{fmt(r['mean_spread'])}</td>",
-            f"<td class='num'>{fmt(r['max_spread'])}</td>",
-            f"<td class='num'>{fmt(r['mean_std'])}</td>",
-            f"<td class='num'>{fmt(r['flip_rate'])}</td>",
-            f"<td class='num'>{fmt(r['pass_hat_k'])}</td>",
-            f"<td class='num'>{fmt(r['pass_rate'])}</td>",
-            f"<td class='num'>{fmt(r['pass_at_k'])}</td>",
-        ]
-        lines.append(f"<tr>{''.join(cells)}</tr>")
+    """The notebook view of judge noise (``templates/noise.html.j2``): one row per evaluator, then at most
+    ``max_rows`` noisiest rows."""
+    columns = ("mean_spread", "max_spread", "mean_std", "flip_rate", "pass_hat_k", "pass_rate", "pass_at_k")
+    rows = [
+        {"name": name, "cells": [f"{int(r['complete'])} / {int(r['rows'])}"] + [fmt(r[c]) for c in columns]}
+        for name, r in noise.table.iterrows()
+    ]
     k = noise.samples
-    head = (
-        "judge",
-        "complete / rows",
-        "mean spread",
-        "max spread",
-        "mean std",
-        "flip rate",
-        f"pass^{k}",
-        "pass rate",
-        f"pass@{k}",
-    )
+    heads = ("judge", "complete / rows", "mean spread", "max spread", "mean std", "flip rate", f"pass^{k}",
+             "pass rate", f"pass@{k}")  # fmt: skip
     noisy = noise.rows[(noise.rows["spread"].fillna(0) > 0) | noise.rows["flip"]]
     noisy = noisy.sort_values("spread", ascending=False, kind="stable", na_position="last").head(max_rows)
     worst = [
-        f"<tr><td>{_esc(row.judge, 200)}</td><td>{html.escape(_where_label(row.item, row.turn))}</td>"
-        f"<td class='num'>{_esc(', '.join(fmt(s, 1) for s in row.scores))}</td>"
-        f"<td>{_esc(', '.join(str(x) for x in row.results))}</td>"
-        f"<td><div class='text'>{_esc(row.prompt)}</div></td></tr>"
+        {
+            "judge": row.judge,
+            "where": _where_label(row.item, row.turn),
+            "scores": ", ".join(fmt(s, 1) for s in row.scores),
+            "results": ", ".join(str(x) for x in row.results),
+            "prompt": row.prompt,
+        }
         for row in noisy.itertuples(index=False)
     ]
-    listing = (
-        _table_html(("judge", "row", "scores", "results", "prompt"), worst)
-        if worst
-        else "<p class='meta'>Every sample agreed.</p>"
-    )
     unmatched = (
         f" {noise.unmatched:,} rows missing from some sample were left out." if noise.unmatched else ""
     )
-    return (
-        f"<div class='evalkit-calibration'><style>{CSS}</style><h3>Judge noise over {k} samples</h3>"
-        f"{_table_html(head, lines)}<p class='meta'>Rates over complete rows (every sample pass or fail)."
-        f"{html.escape(unmatched)}</p><h3>Noisiest rows</h3>{listing}</div>"
+    return str(
+        render(
+            "noise.html.j2", css=Markup(CSS), heads=heads, rows=rows, k=k, worst=worst, unmatched=unmatched
+        )
     )

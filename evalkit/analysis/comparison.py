@@ -26,13 +26,19 @@ below are computed on the paired rows only, so A and B are always measured on th
   ``p = min(1, 2 * sum_{k <= min(b, c)} C(b + c, k) / 2**(b + c))``, and 1.0 when b + c = 0.
 * ``scored``: paired rows with a finite numeric score in both runs (exactMatch's booleans count as 0 / 1);
   ``mean_a``, ``mean_b`` are the mean scores over those rows, ``mean_delta`` = mean of (score B - score A).
-* ``pass_rate_low`` / ``pass_rate_high`` and ``mean_low`` / ``mean_high``: paired bootstrap percentile interval
-  (95 % by default) of the two deltas. Each of ``resamples`` (2,000) resamples draws the paired rows with
-  replacement (one draw shared by all evaluators: A and B always move together), recomputes the delta on the
-  drawn rows that qualify (judged, resp. scored), and the interval is the 2.5th and 97.5th percentiles of those
-  deltas (resamples with no qualifying row are skipped). Seeded (``seed=0``): the same inputs give the same
-  interval. Vectorised as a count matrix times the per-row differences, in chunks of a
-  few million cells, so 10,000 rows x 2,000 resamples take well under a second.
+* ``pass_rate_low`` / ``pass_rate_high``: the interval (95 % by default) of the pass-rate delta that agrees with
+  McNemar's test (:func:`~evalkit.analysis.statistics.mcnemar_interval`: the exact interval of the discordant
+  split, scaled to the judged rows), so it excludes 0 exactly when ``p_value`` < 1 - confidence. A bootstrap
+  interval of one changed pair out of one would be [+100 %, +100 %] next to p = 1.
+* ``significant``: the pass-rate change is called significant, and only then coloured in reports: McNemar's
+  p < 1 - confidence *and* at least :data:`~evalkit.analysis.statistics.MIN_PAIRS` judged pairs.
+* ``mean_low`` / ``mean_high``: paired bootstrap percentile interval of the mean-score delta. Each of
+  ``resamples`` (2,000) resamples draws the paired rows with replacement (one draw shared by all evaluators: A
+  and B always move together), recomputes the delta on the drawn rows that were scored in both runs, and the
+  interval is the 2.5th and 97.5th percentiles of those deltas. Seeded (``seed=0``): the same inputs give the
+  same interval. Vectorised as a count matrix times the per-row differences, in chunks of a few million cells,
+  so 10,000 rows x 2,000 resamples take well under a second. ``mean_significant``: that interval excludes 0
+  and at least ``MIN_PAIRS`` rows were scored in both runs (the interval is the test here).
 * ``regressed``: paired rows with the evaluator pass in A and fail or error in B; ``improved``: fail or error in
   A and pass in B (errors count here, unlike in the rates: a pass that became an error is a regression to
   look at).
@@ -59,12 +65,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalkit.analysis.comparison_views import CSS, body_html, format_table
+from evalkit.analysis.comparison_views import format_table, notebook_html
 from evalkit.analysis.pairing import as_run, column_texts, pair_rows, run_label
+from evalkit.analysis.run_identity import run_identity
 from evalkit.analysis.statistics import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    MIN_PAIRS,
+    mcnemar_interval,
     mcnemar_p,
     paired_bootstrap,
 )
@@ -97,6 +106,8 @@ EVALUATOR_COLUMNS = (
     "errored_b",
     "regressed",
     "improved",
+    "significant",
+    "mean_significant",
 )
 CHANGE_COLUMNS = (
     "item",
@@ -136,6 +147,19 @@ class Comparison:
     seed: int = DEFAULT_SEED
     resamples: int = DEFAULT_RESAMPLES
     confidence: float = DEFAULT_CONFIDENCE
+    #: :func:`~evalkit.analysis.run_identity.run_identity` of each run (document, sha256, version, rows, ...).
+    identity_a: dict[str, Any] = field(default_factory=dict)
+    identity_b: dict[str, Any] = field(default_factory=dict)
+    #: Run B's scored case table (the candidate), for pages that show its items; not part of the comparison.
+    frame_b: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def notices(self) -> list[tuple[str, str, str]]:
+        """What a reader must know before trusting the numbers, as ``(level, heading, text)``; see
+        :func:`evalkit.analysis.comparison_checks.notices`."""
+        from evalkit.analysis.comparison_checks import notices
+
+        return notices(self)
 
     def __repr__(self) -> str:
         evaluators = int((self.evaluators.index != STATUS_ROW).sum())
@@ -151,7 +175,7 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         """Notebook view: the header, the deltas table and the first rows of each list (all text escaped)."""
-        return f"<div class='evalkit-compare'><style>{CSS}</style>{body_html(self, max_rows=20)}</div>"
+        return notebook_html(self, max_rows=20)
 
 
 def compare(
@@ -227,13 +251,25 @@ def compare(
             confidence=confidence,
         )
         for position, name in enumerate(rows):
-            rows[name]["pass_rate_low"], rows[name]["pass_rate_high"] = low[2 * position], high[2 * position]
             rows[name]["mean_low"], rows[name]["mean_high"] = low[2 * position + 1], high[2 * position + 1]
+    alpha = 1.0 - confidence
+    for row in rows.values():
+        row["pass_rate_low"], row["pass_rate_high"] = mcnemar_interval(
+            row["pass_to_fail"], row["fail_to_pass"], row["judged"], confidence
+        )
+        row["significant"] = bool(row["judged"] >= MIN_PAIRS and row["p_value"] < alpha)
+        mean_low, mean_high = row["mean_low"], row["mean_high"]
+        excludes_zero = bool(
+            (math.isfinite(mean_low) and mean_low > 0) or (math.isfinite(mean_high) and mean_high < 0)
+        )
+        row["mean_significant"] = bool(row["scored"] >= MIN_PAIRS and excludes_zero)
 
     table = pd.DataFrame.from_dict(rows, orient="index", columns=list(EVALUATOR_COLUMNS))
     counts = ["paired", "judged", "pass_to_fail", "fail_to_pass", "scored", "errored_a", "errored_b"]
     table = table.astype({c: "int64" for c in counts + ["regressed", "improved"]})
-    floats = [c for c in EVALUATOR_COLUMNS if c not in counts + ["key", "regressed", "improved"]]
+    flags = ["significant", "mean_significant"]
+    table = table.astype({c: bool for c in flags})
+    floats = [c for c in EVALUATOR_COLUMNS if c not in counts + flags + ["key", "regressed", "improved"]]
     table = table.astype({c: float for c in floats})
     table.index.name = "evaluator"
 
@@ -263,6 +299,9 @@ def compare(
         seed=seed,
         resamples=resamples,
         confidence=confidence,
+        identity_a=run_identity(a),
+        identity_b=run_identity(b),
+        frame_b=b,
     )
 
 
@@ -304,6 +343,8 @@ def _evaluator_stats(ra, rb, sa, sb):
         "errored_b": int((asked & np.asarray(rb == "error", dtype=bool)).sum()),
         "regressed": int((asked & pass_a & np.asarray((rb == "fail") | (rb == "error"), dtype=bool)).sum()),
         "improved": int((asked & pass_b & np.asarray((ra == "fail") | (ra == "error"), dtype=bool)).sum()),
+        "significant": False,
+        "mean_significant": False,
     }
     pass_diff = pass_b.astype(float) - pass_a.astype(float)
     return row, pass_diff, judged, score_diff, scored

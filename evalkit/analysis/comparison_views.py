@@ -1,26 +1,31 @@
-"""How a :class:`~evalkit.analysis.comparison.Comparison` reads: the plain-text table and the notebook HTML view.
+"""How a :class:`~evalkit.analysis.comparison.Comparison` reads: the plain-text table and the HTML views.
 
 - :func:`format_table`: the per-evaluator deltas as aligned text (``Comparison.table()``, ``evalkit compare``).
-- :func:`body_html`: the deltas table and the regressed / improved / unpaired lists as an HTML fragment (every
-  text from the runs escaped, no script), with its :data:`CSS`; ``Comparison._repr_html_`` shows it in notebooks
-  and :mod:`evalkit.reporting.comparison_page` wraps it, with the delta charts, into the standalone page.
+- :func:`comparison_context`: what the comparison templates (``templates/comparison_deltas.html.j2`` and
+  ``comparison_changes.html.j2``, autoescaped) show: notices, the deltas (a delta coloured only when it is
+  significant), which test decides, the regressed / improved rows with a word diff of the two responses, the
+  unpaired rows. The same templates make ``Comparison._repr_html_`` (:func:`notebook_html`), the comparison on
+  ``evalkit compare``'s page (:mod:`evalkit.reporting.comparison_page`) and the report notebook's comparison.
 
 Only formatting lives here: no numbers are computed, no file is written, plotly is not needed.
 """
 
 from __future__ import annotations
 
-import html
 import math
 from typing import Any
 
 import pandas as pd
+from markupsafe import Markup
 
 from evalkit.analysis.formatting import percent
 from evalkit.analysis.pairing import ONLY_A, ONLY_B, PROMPT_CHANGED
+from evalkit.analysis.statistics import MIN_PAIRS
 from evalkit.analysis.summaries import STATUS_ROW
+from evalkit.analysis.templating import cut, render
+from evalkit.analysis.word_diff import word_diff
 
-__all__ = ["CSS", "TEXT_LIMIT", "body_html", "esc", "format_table"]
+__all__ = ["CSS", "TEXT_LIMIT", "comparison_context", "format_table", "notebook_html"]
 
 #: Longest text shown per cell in the HTML views; :attr:`Comparison.regressed` etc. keep the full texts.
 TEXT_LIMIT = 2000
@@ -110,175 +115,169 @@ def format_table(comparison: Any) -> str:
 
 
 CSS = """
-.evalkit-compare, body.evalkit-compare { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
-  color: #1f2328; }
-body.evalkit-compare { margin: 1.5rem; }
-.evalkit-compare h1 { font-size: 1.5rem; margin: 0 0 .2rem; overflow-wrap: anywhere; }
-.evalkit-compare h2 { font-size: 1.1rem; margin: 1.6rem 0 .5rem; }
-.evalkit-compare .meta, .evalkit-compare .none { color: #656d76; }
+.evalkit-compare { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2328; }
+.evalkit-compare h3 { font-size: 1.05rem; margin: 1.2rem 0 .4rem; }
+.evalkit-compare .meta, .evalkit-compare .none, .evalkit-compare .thread { color: #656d76; }
 .evalkit-compare table { border-collapse: collapse; }
 .evalkit-compare th, .evalkit-compare td { border-bottom: 1px solid #d0d7de; padding: .3rem .5rem;
   text-align: left; vertical-align: top; }
 .evalkit-compare th { background: #f6f8fa; }
 .evalkit-compare td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.evalkit-compare .up { color: #1a7f37; font-weight: 600; }
-.evalkit-compare .down { color: #cf222e; font-weight: 600; }
+.evalkit-compare td.up { color: #1a7f37; font-weight: 600; }
+.evalkit-compare td.down { color: #cf222e; font-weight: 600; }
 .evalkit-compare tr.status-row th, .evalkit-compare tr.status-row td { border-top: 2px solid #d0d7de; }
-.evalkit-compare .text { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 10em; overflow: auto;
-  max-width: 32rem; }
-.evalkit-compare .scroll { overflow-x: auto; }
+.evalkit-compare .text, .evalkit-compare .diff { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 10em;
+  overflow: auto; max-width: 40rem; }
+.evalkit-compare .diff del { background: #ffebe9; color: #82071e; }
+.evalkit-compare .diff ins { background: #dafbe1; color: #044f1e; text-decoration: none; }
+.evalkit-compare .banner { border-left: 6px solid #d4a000; background: #fff8e1; padding: .5rem .8rem; margin: .5rem 0; }
 """
 
 
-def esc(value: Any, limit: int = TEXT_LIMIT) -> str:
-    """A cell as escaped HTML text: missing → "", cut to ``limit`` characters (marked with …)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+def _fmt(value: float, kind: str) -> str:
+    """The comparison's numbers: ``pct`` rate, ``pp`` signed percentage points, ``num`` / ``signed`` scores,
+    ``p`` a p-value; ``n/a`` when undefined."""
+    if not math.isfinite(value):
+        return "n/a"
+    if kind == "pct":
+        return f"{value:.1%}"
+    if kind == "pp":
+        return f"{value * 100:+.1f}"
+    if kind == "signed":
+        return f"{value:+.3f}"
+    if kind == "p":
+        return f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
+    return f"{value:.3f}"
+
+
+def _direction(row: pd.Series, flag: str, low: str, high: str) -> str:
+    """``up`` / ``down`` for a significant change (by the side of 0 its interval is on), else no class."""
+    if not bool(row.get(flag)):
         return ""
-    text = value if isinstance(value, str) else str(value)
-    if len(text) > limit:
-        text = text[:limit] + ELLIPSIS
-    return html.escape(text, quote=True)
+    return "up" if row[low] > 0 else "down" if row[high] < 0 else ""
 
 
-def _delta_class(low: float, high: float) -> str:
-    """``up`` / ``down`` when the interval excludes 0, so a colour marks only a change beyond noise."""
-    if math.isfinite(low) and low > 0:
-        return " up"
-    if math.isfinite(high) and high < 0:
-        return " down"
-    return ""
-
-
-def _evaluators_html(c: Any) -> str:
-    if c.evaluators.empty:
-        return "<p class='none'>No evaluator is scored in both runs, and neither has row statuses.</p>"
-    level = html.escape(f"{c.confidence:.0%}")
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in (
-            "evaluator",
-            "judged",
-            "pass A",
-            "pass B",
-            "Δ pass (pp)",
-            f"{level} interval",
-            "pass→fail",
-            "fail→pass",
-            "p (McNemar)",
-            "scored",
-            "mean A",
-            "mean B",
-            "Δ mean",
-            f"{level} interval",
-            "regressed",
-            "improved",
-        )
-    )
-    lines = []
-    for name, r in c.evaluators.iterrows():
-        status = name == STATUS_ROW
-        label = "row status" if status else esc(name, 200)
-        pass_cls = _delta_class(r["pass_rate_low"], r["pass_rate_high"])
-        mean_cls = _delta_class(r["mean_low"], r["mean_high"])
-        cells = [
-            f"<td class='num'>{int(r['judged'])}</td>",
-            f"<td class='num'>{_pct(r['pass_rate_a'])}</td>",
-            f"<td class='num'>{_pct(r['pass_rate_b'])}</td>",
-            f"<td class='num{pass_cls}'>{_pp(r['pass_rate_delta'])}</td>",
-            f"<td class='num'>[{_pp(r['pass_rate_low'])}, {_pp(r['pass_rate_high'])}]</td>",
-            f"<td class='num'>{int(r['pass_to_fail'])}</td>",
-            f"<td class='num'>{int(r['fail_to_pass'])}</td>",
-            f"<td class='num'>{_p(r['p_value'])}</td>",
-            f"<td class='num'>{int(r['scored'])}</td>",
-            f"<td class='num'>{_num(r['mean_a'])}</td>",
-            f"<td class='num'>{_num(r['mean_b'])}</td>",
-            f"<td class='num{mean_cls}'>{_num(r['mean_delta'], True)}</td>",
-            f"<td class='num'>[{_num(r['mean_low'], True)}, {_num(r['mean_high'], True)}]</td>",
-            f"<td class='num'>{int(r['regressed'])}</td>",
-            f"<td class='num'>{int(r['improved'])}</td>",
-        ]
-        css = " class='status-row'" if status else ""
-        lines.append(f"<tr{css}><th scope='row'>{label}</th>{''.join(cells)}</tr>")
-    note = (
-        "<p class='meta'>On paired rows only. Pass rates: pass / (pass + fail) over the rows judged pass or fail in "
-        "both runs (errors left out, counted apart). p: exact McNemar test on the discordant pairs. Intervals: "
-        f"paired bootstrap ({c.resamples:,} resamples, seed {int(c.seed)}), percentile method; a coloured delta "
-        "has an interval that excludes 0. Row status: pass versus anything else, every paired row.</p>"
-    )
-    return f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table></div>{note}"
-
-
-def _turn_label(item: Any, turn: Any) -> str:
+def _label(item: Any, turn: Any) -> str:
     missing = turn is None or turn is pd.NA or (isinstance(turn, float) and math.isnan(turn))
-    return f"#{item}" if missing else f"#{item} · turn {turn}"
+    return f"#{item}" if missing else f"#{item} \u00b7 turn {turn}"
 
 
-def _changes_html(frame: pd.DataFrame, max_rows: int, what: str) -> str:
-    if frame.empty:
-        return f"<p class='none'>No {what} rows.</p>"
-    shown = frame.head(max_rows)
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("item", "status A → B", "what changed", "prompt", "response A", "response B")
-    )
-    lines = []
-    for row in shown.itertuples(index=False):
-        where = html.escape(_turn_label(row.item, row.turn))
-        if isinstance(row.thread, str) and row.thread:
-            where += f"<div class='meta'>{esc(row.thread, 200)}</div>"
-        lines.append(
-            f"<tr><td>{where}</td><td>{esc(row.status_a, 40)} → {esc(row.status_b, 40)}</td>"
-            f"<td><div class='text'>{esc(row.changes)}</div></td>"
-            f"<td><div class='text'>{esc(row.prompt)}</div></td>"
-            f"<td><div class='text'>{esc(row.response_a)}</div></td>"
-            f"<td><div class='text'>{esc(row.response_b)}</div></td></tr>"
+def _rows(c: Any) -> list[dict[str, Any]]:
+    rows = []
+    for name, r in c.evaluators.iterrows():
+        pass_cls = _direction(r, "significant", "pass_rate_low", "pass_rate_high")
+        mean_cls = _direction(r, "mean_significant", "mean_low", "mean_high")
+        cells = [
+            (str(int(r["judged"])), ""),
+            (_fmt(r["pass_rate_a"], "pct"), ""),
+            (_fmt(r["pass_rate_b"], "pct"), ""),
+            (_fmt(r["pass_rate_delta"], "pp"), pass_cls),
+            (f"[{_fmt(r['pass_rate_low'], 'pp')}, {_fmt(r['pass_rate_high'], 'pp')}]", ""),
+            (str(int(r["pass_to_fail"])), ""),
+            (str(int(r["fail_to_pass"])), ""),
+            (_fmt(r["p_value"], "p"), ""),
+            (str(int(r["scored"])), ""),
+            (_fmt(r["mean_a"], "num"), ""),
+            (_fmt(r["mean_b"], "num"), ""),
+            (_fmt(r["mean_delta"], "signed"), mean_cls),
+            (f"[{_fmt(r['mean_low'], 'signed')}, {_fmt(r['mean_high'], 'signed')}]", ""),
+            (str(int(r["regressed"])), ""),
+            (str(int(r["improved"])), ""),
+        ]
+        rows.append(
+            {
+                "name": "row status" if name == STATUS_ROW else cut(name, 200),
+                "is_status": name == STATUS_ROW,
+                "cells": [{"text": t, "cls": css} for t, css in cells],
+            }
         )
-    more = ""
-    if len(frame) > len(shown):
-        more = f"<p class='meta'>{len(frame) - len(shown):,} more not shown here (all are in the Comparison).</p>"
-    return (
-        f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table></div>"
-        f"{more}"
-    )
+    return rows
 
 
-def _unpaired_html(frame: pd.DataFrame, max_rows: int) -> str:
-    if frame.empty:
-        return "<p class='none'>Every row is paired.</p>"
+def _group(frame: pd.DataFrame, ident: str, title: str, what: str, max_rows: int) -> dict[str, Any]:
     shown = frame.head(max_rows)
-    lines = [
-        f"<tr><td>{html.escape(_turn_label(row.item, row.turn))}</td><td>{esc(row.reason)}</td>"
-        f"<td><div class='text'>{esc(row.prompt_a)}</div></td><td><div class='text'>{esc(row.prompt_b)}</div></td>"
-        "</tr>"
+    rows = [
+        {
+            "item": int(row.item),
+            "label": _label(row.item, row.turn),
+            "thread": cut(row.thread, 200),
+            "status_a": cut(row.status_a, 40) or "\u2013",
+            "status_b": cut(row.status_b, 40) or "\u2013",
+            "changes": cut(row.changes, TEXT_LIMIT),
+            "prompt": cut(row.prompt, TEXT_LIMIT),
+            "diff": word_diff(cut(row.response_a, TEXT_LIMIT), cut(row.response_b, TEXT_LIMIT)),
+        }
         for row in shown.itertuples(index=False)
     ]
-    more = (
-        f"<p class='meta'>{len(frame) - len(shown):,} more not shown.</p>" if len(frame) > len(shown) else ""
-    )
-    return (
-        "<div class='scroll'><table><thead><tr><th>item</th><th>why</th><th>prompt A</th><th>prompt B</th></tr>"
-        f"</thead><tbody>{''.join(lines)}</tbody></table></div>{more}"
-    )
+    return {
+        "id": ident,
+        "title": title,
+        "what": what,
+        "total": len(frame),
+        "rows": rows,
+        "more": len(frame) - len(shown),
+    }
 
 
-def body_html(c: Any, *, max_rows: int, figures: str = "") -> str:
-    """The comparison as an HTML fragment: the runs, the deltas table, ``figures`` (markup placed after the
-    table), then the regressed, improved and unpaired rows, at most ``max_rows`` each."""
-    facts = (
-        f"A = {esc(c.label_a, 200)} · B = {esc(c.label_b, 200)} · {c.paired:,} paired rows · "
-        f"{len(c.unpaired):,} unpaired"
+def comparison_context(
+    c: Any,
+    max_rows: int = 500,
+    *,
+    roles: tuple[str, str] = ("A", "B"),
+    notices: bool = False,
+) -> dict[str, Any]:
+    """What the comparison templates show of the :class:`~evalkit.analysis.comparison.Comparison` ``c``: plain
+    values (the templates escape them); at most ``max_rows`` rows per list.
+
+    ``roles`` name the runs in the facts line ("A (baseline)"...); ``notices`` puts the comparison's notices
+    (:attr:`Comparison.notices`) inside the section, for views that do not show them as banners."""
+    not_compared = []
+    if c.only_a:
+        not_compared.append("only in A: " + ", ".join(cut(n, 200) for n in c.only_a))
+    if c.only_b:
+        not_compared.append("only in B: " + ", ".join(cut(n, 200) for n in c.only_b))
+    method = (
+        "On paired rows only; errors are left out of the rates and counted apart. McNemar's exact test on the "
+        "discordant pairs decides the pass-rate change: its interval is the exact interval of those pairs, so it "
+        f"excludes 0 exactly when p < {1 - c.confidence:g}. The paired bootstrap interval ({c.resamples:,} "
+        f"resamples, seed {int(c.seed)}) decides the mean-score change by excluding 0. A delta is coloured only "
+        f"when its test says so and at least {MIN_PAIRS} rows are paired. Row status: pass versus anything else."
     )
-    only = ""
-    if c.only_a or c.only_b:
-        parts = []
-        if c.only_a:
-            parts.append("only in A: " + ", ".join(esc(n, 200) for n in c.only_a))
-        if c.only_b:
-            parts.append("only in B: " + ", ".join(esc(n, 200) for n in c.only_b))
-        only = f"<p class='meta'>Not compared ({'; '.join(parts)}).</p>"
-    return (
-        f"<p class='meta'>{facts}</p><h2>Evaluators</h2>{_evaluators_html(c)}{only}{figures}"
-        f"<h2>Regressed ({len(c.regressed):,})</h2>{_changes_html(c.regressed, max_rows, 'regressed')}"
-        f"<h2>Improved ({len(c.improved):,})</h2>{_changes_html(c.improved, max_rows, 'improved')}"
-        f"<h2>Unpaired ({len(c.unpaired):,})</h2>{_unpaired_html(c.unpaired, max_rows)}"
-    )
+    unpaired = [
+        {
+            "label": _label(r.item, r.turn),
+            "reason": cut(r.reason, 100),
+            "prompt_a": cut(r.prompt_a, TEXT_LIMIT),
+            "prompt_b": cut(r.prompt_b, TEXT_LIMIT),
+        }
+        for r in c.unpaired.head(max_rows).itertuples(index=False)
+    ]
+    return {
+        "label_a": c.label_a,
+        "label_b": c.label_b,
+        "role_a": roles[0],
+        "role_b": roles[1],
+        "notices": c.notices if notices else [],
+        "paired": f"{c.paired:,}",
+        "unpaired_count": f"{len(c.unpaired):,}",
+        "level": f"{c.confidence:.0%}",
+        "rows": _rows(c),
+        "method": method,
+        "not_compared": "; ".join(not_compared),
+        "groups": [
+            _group(c.regressed, "regressed", "Regressed", "regressed", max_rows),
+            _group(c.improved, "improved", "Improved", "improved", max_rows),
+        ],
+        "unpaired": unpaired,
+    }
+
+
+def notebook_html(c: Any, max_rows: int = 20) -> str:
+    """The comparison in a notebook (``Comparison._repr_html_``): notices, deltas, changed and unpaired rows,
+    with :data:`CSS`; no script."""
+    context = comparison_context(c, max_rows, notices=True)
+    parts = [
+        render("comparison_deltas.html.j2", comparison=context),
+        render("comparison_changes.html.j2", comparison=context),
+    ]
+    return str(Markup("<div class='evalkit-compare'><style>{}</style>{}{}</div>").format(Markup(CSS), *parts))

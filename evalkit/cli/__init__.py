@@ -14,7 +14,7 @@ import sys
 import warnings
 
 from evalkit import __version__
-from evalkit.cli import cache, compare, new, report, run, spans, validate
+from evalkit.cli import cache, compare, new, report, run, runs, spans, validate
 from evalkit.documents.redaction import install_log_redaction, redact
 
 
@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="evalkit", description="Evaluate LLM agents from eval documents.")
     parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (run, validate, new, cache, compare, report, spans):
+    for module in (run, validate, new, cache, compare, report, runs, spans):
         module.register(subparsers)
     return parser
 

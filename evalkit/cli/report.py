@@ -24,6 +24,9 @@ def register(subparsers) -> None:
         "--baseline", metavar="RUN_DIR", help="also compare with this baseline run (deltas, regressed rows)"
     )
     parser.add_argument("--title", metavar="T", help="report title (default: the document's name)")
+    parser.add_argument(
+        "--history", metavar="DIR", help="also show the trend of pass rates across the runs under DIR"
+    )
     parser.add_argument("--out", metavar="FILE.html", required=True, help="where to write the HTML report")
     parser.add_argument(
         "--notebook", metavar="FILE.ipynb", help="also keep the executed notebook (outputs included)"
@@ -54,6 +57,7 @@ def main(args) -> int:
             title=args.title,
             notebook_out=getattr(args, "notebook", None),
             parameters=dict(getattr(args, "parameter", None) or []),
+            history_dir=getattr(args, "history", None),
         )
     except OSError as exc:
         raise EvalkitError(f"cannot write the report to {out}: {exc.strerror or exc}") from None

@@ -47,6 +47,11 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the judge cache")
     parser.add_argument(
+        "--history",
+        metavar="DIR",
+        help="show the trend of pass rates across the runs under DIR in report.html",
+    )
+    parser.add_argument(
         "--judge-timeout", metavar="SECONDS", type=float, default=120.0, help="per judge call (default 120)"
     )
     parser.add_argument(
@@ -139,7 +144,7 @@ def _run(args) -> int:
 
         extra["spans.jsonl"] = lambda target: spans.append(write_spans_jsonl(scored, target))
     try:
-        paths = save_results(scored, out, parallel=True, extra=extra)
+        paths = save_results(scored, out, parallel=True, extra=extra, history=getattr(args, "history", None))
     except OSError as exc:
         raise EvalkitError(f"cannot write results to {out}: {exc.strerror or exc}") from None
     counts = status_counts(scored)

@@ -123,12 +123,30 @@ def _evaluator(df: pd.DataFrame, key: str) -> dict[str, Any]:
     raise KeyError(f"no evaluator {key!r} is scored in this table")
 
 
+#: Bins of a continuous score distribution.
+SCORE_BINS = 20
+
+
+def score_bins(values: np.ndarray, bins: int = SCORE_BINS) -> tuple[list[float], list[int], float]:
+    """Centres, counts and the width of ``bins`` equal bins over the finite ``values`` (one bin if all equal)."""
+    if not len(values):
+        return [], [], 1.0
+    low, high = float(values.min()), float(values.max())
+    if low == high:
+        return [low], [len(values)], 1.0
+    counts, edges = np.histogram(values, bins=bins, range=(low, high))
+    width = float(edges[1] - edges[0])
+    centers = [round(float(c), 6) for c in (edges[:-1] + edges[1:]) / 2]
+    return centers, [int(c) for c in counts], width
+
+
 def score_distribution(df: pd.DataFrame, key: str) -> go.Figure:
     """The scores of evaluator ``key`` (its key or name) over the rows that asked for it.
 
     1-5 judges (LLM evaluators, or any evaluator whose scores are all whole numbers from 1 to 5 with at least one
     above 1) get five categorical bins, empty ones included, so two runs' charts line up. Boolean scores
-    (exactMatch) get two bins, false and true. Anything else is a histogram of the numeric scores.
+    (exactMatch) get two bins, false and true. Anything else gets :data:`SCORE_BINS` equal bins (computed here,
+    so the figure holds counts, not every score).
     """
     go = _go()
     ev = _evaluator(df, key)
@@ -143,6 +161,7 @@ def score_distribution(df: pd.DataFrame, key: str) -> go.Figure:
     name = plain(ev.get("name", column))
     present = raw.dropna().tolist()
     is_bool = bool(present) and all(isinstance(v, (bool, np.bool_)) for v in present)
+    single = False
     whole = bool(len(values)) and bool(np.all(values == np.round(values)))
     judge = ev.get("is_llm") is True or (
         whole and values.min() >= 1 and values.max() <= 5 and bool((values > 1).any())
@@ -156,12 +175,23 @@ def score_distribution(df: pd.DataFrame, key: str) -> go.Figure:
         counts = [int((values == k).sum()) for k in range(1, 6)]
         trace = go.Bar(x=labels, y=counts, name=name, marker_color=STATUS_COLORS["pass"])
     else:
-        trace = go.Histogram(x=values.tolist(), name=name, marker_color=STATUS_COLORS["pass"])
+        # binned here, not by plotly: a Histogram trace embeds every value (about 2 MB per evaluator at
+        # 100,000 rows); the bars carry only the counts
+        centers, counts, width = score_bins(values)
+        single = len(centers) == 1  # every score the same: one labelled bar, not one bar as wide as the axis
+        trace = go.Bar(
+            x=[f"{centers[0]:g}"] if single else centers,
+            y=counts,
+            width=None if single else width,
+            name=name,
+            marker_color=STATUS_COLORS["pass"],
+            hovertemplate="score %{x}<br>%{y} rows<extra></extra>",
+        )
     figure = go.Figure(trace)
     _layout(
         figure,
         f"Scores of {name} ({count(len(values), 'row')})",
-        xaxis={"title": {"text": "score"}, **({"type": "category"} if is_bool or judge else {})},
+        xaxis={"title": {"text": "score"}, **({"type": "category"} if is_bool or judge or single else {})},
         yaxis={"title": {"text": "rows"}},
         bargap=0.1,
     )
@@ -258,11 +288,13 @@ def thread_turns(df: pd.DataFrame) -> go.Figure:
 
 
 def comparison_deltas(comparison: Comparison, metric: str = "pass_rate") -> go.Figure:
-    """One bar per evaluator (and the row status): B - A, with the paired bootstrap interval as error bars.
+    """One bar per evaluator (and the row status): B - A, with its interval as error bars.
 
-    ``metric="pass_rate"`` (default) shows pass-rate deltas in percentage points; ``"mean"`` shows mean-score
-    deltas in each evaluator's own units (the row status has no mean score and is left out). Bars are green or
-    red only when the interval excludes 0, grey otherwise.
+    ``metric="pass_rate"`` (default) shows pass-rate deltas with the interval that agrees with McNemar's test;
+    ``"mean"`` shows mean-score deltas (paired bootstrap interval) in each evaluator's own units (the row status
+    has no mean score and is left out). Bars are green or red only when the change is significant
+    (``significant`` / ``mean_significant`` of :class:`~evalkit.analysis.comparison.Comparison`: the test says
+    so and enough rows are paired), grey otherwise.
     """
     go = _go()
     if metric not in ("pass_rate", "mean"):
@@ -279,9 +311,13 @@ def comparison_deltas(comparison: Comparison, metric: str = "pass_rate") -> go.F
         return [None if not math.isfinite(v) else float(v) for v in values]
 
     y, lo, hi = clean(table[delta]), clean(table[low]), clean(table[high])
+    flag = "mean_significant" if metric == "mean" else "significant"
+    significant = table[flag].tolist() if flag in table.columns else [True] * len(table)
     colors = []
-    for left, right in zip(lo, hi):
-        if left is not None and left > 0:
+    for left, right, decided in zip(lo, hi, significant):
+        if not decided:
+            colors.append(FLAT)
+        elif left is not None and left > 0:
             colors.append(UP)
         elif right is not None and right < 0:
             colors.append(DOWN)

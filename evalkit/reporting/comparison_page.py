@@ -1,90 +1,68 @@
-"""The standalone HTML page of a comparison of two runs: what ``evalkit compare A B --out FILE.html`` writes.
+"""The comparison of two runs on the one report page: what ``evalkit compare A B --out FILE.html`` writes.
 
     from evalkit.analysis.comparison import compare
     from evalkit.reporting.comparison_page import write_html
     write_html(compare("results/baseline", "results/candidate"), "compare.html")
 
-The page is the comparison's notebook view (:func:`evalkit.analysis.comparison_views.body_html`: deltas table,
-regressed, improved and unpaired rows, every text from the runs escaped) plus the two delta charts of
-:func:`evalkit.reporting.charts.comparison_deltas`, with plotly.js inline once. It works offline: nothing is loaded
-from the network, and its Content-Security-Policy allows only the page's own scripts (by hash) and no
-connections. The file is written atomically.
+The page is :mod:`evalkit.reporting.page` with a comparison section (``templates/comparison.html.j2``):
+
+* **banners** first, when the runs come from different documents, share few rows, or are too few for a test
+  (:func:`evalkit.analysis.comparison_checks.notices`);
+* the **deltas** table, a delta coloured only when it is significant: McNemar's exact test decides pass rates
+  (its interval agrees with it by construction), the paired bootstrap interval decides mean scores, and either
+  needs at least :data:`~evalkit.analysis.statistics.MIN_PAIRS` pairs; the page says so under the table;
+* the two delta charts, then the **regressed** and **improved** rows with a word-level diff of response A and
+  response B (:func:`evalkit.analysis.word_diff.word_diff`), and the unpaired rows;
+* then run B's summary, charts-free items table and item view, as on a run's report.html.
+
+Everything goes through the template's autoescaping; the file is written atomically and works offline.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalkit.analysis.comparison_views import CSS, TEXT_LIMIT, body_html, esc
-from evalkit.documents.atomic import atomic_write
+import pandas as pd
+
+from evalkit.analysis.comparison_views import comparison_context
 from evalkit.reporting.charts import comparison_deltas
+from evalkit.reporting.page import Banner, write_page
+from evalkit.reporting.run_spans import attach_spans
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalkit.analysis.comparison import Comparison
 
-__all__ = ["write_html"]
-
-
-def _figures_html(c: Comparison) -> tuple[str, list[str]]:
-    """The two delta figures as HTML (plotly.js inline once, in the first) and the sources of their scripts."""
-    # showSendToCloud: plotly.js 3 shows a "Share chart" (upload to Plotly Cloud) button unless told not to.
-    config = {"displaylogo": False, "responsive": True, "showSendToCloud": False}
-    parts = []
-    for number, metric in enumerate(("pass_rate", "mean")):
-        figure = comparison_deltas(c, metric=metric)
-        parts.append(
-            figure.to_html(
-                full_html=False,
-                include_plotlyjs=number == 0,
-                config=config,
-                div_id=f"evalkit-delta-{metric.replace('_', '-')}",
-            )
-        )
-    markup = "".join(parts)
-    scripts = re.findall(r"<script[^>]*>(.*?)</script>", markup, flags=re.DOTALL)
-    return f"<h2>Deltas</h2>{markup}", scripts
+__all__ = ["comparison_context", "write_html"]  # comparison_context: from evalkit.analysis.comparison_views
 
 
 def write_html(
     c: Comparison, path: str | os.PathLike, title: str | None = None, *, max_rows: int = 500
 ) -> Path:
-    """Write the standalone, offline HTML report of ``c`` to ``path`` (atomically) and return the path.
+    """Write the comparison page of ``c`` to ``path`` (atomically) and return the path.
 
-    Everything from the runs is escaped. The report embeds two plotly figures (pass-rate and mean-score deltas
-    with their intervals) with plotly.js inline once, before the first figure; nothing is loaded from the
-    network, and a Content-Security-Policy allows only the report's own scripts (by hash) and no connections.
-    Lists show at most ``max_rows`` rows each; texts are cut to :data:`~evalkit.analysis.comparison_views.TEXT_LIMIT`
-    characters. ``title`` defaults to "A vs B" (the runs' labels).
+    ``title`` defaults to "A vs B" (the runs' labels); lists show at most ``max_rows`` rows each. The items
+    table below is run B's (the candidate's), when ``c`` carries it.
     """
     title = title or f"{c.label_a} vs {c.label_b}"
-    figures, scripts = _figures_html(c)
-
-    def digest(source: str) -> str:
-        return "'sha256-" + base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode() + "'"
-
-    # Plotly sets inline styles, so style-src allows them; scripts run only when they are this file's own.
-    csp = (
-        "default-src 'none'; script-src "
-        + " ".join(sorted({digest(s) for s in scripts}))
-        + "; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; base-uri 'none'; form-action 'none'"
-    )
-    document = (
-        "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
-        f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n'
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>\n"
-        "<meta name='generator' content='evalkit'>\n"
-        f"<title>{esc(title, 300)}</title>\n<style>{CSS}</style>\n</head>\n"
-        f"<body class='evalkit-compare'>\n<header><h1>{esc(title, 300)}</h1></header>\n<main>\n"
-        f"{body_html(c, max_rows=max_rows, figures=figures)}\n</main>\n"
-        f"<footer class='meta'>Generated by evalkit; works offline. Texts longer than {TEXT_LIMIT:,} characters "
-        "are shortened (…).</footer>\n</body>\n</html>\n"
-    )
+    items = c.frame_b if c.frame_b is not None else pd.DataFrame({"item": pd.Series([], dtype="int64")})
+    source = (items.attrs.get("evalkit") or {}).get("source")
+    if source and not str(source).startswith("<"):
+        items = attach_spans(items, Path(str(source)).parent)  # B's spans.jsonl, for the item view's trace
     target = Path(path)
-    with atomic_write(target, "wb") as handle:
-        handle.write(document.encode("utf-8", "backslashreplace"))
+    write_page(
+        items,
+        target,
+        title=title,
+        figures=[comparison_deltas(c, metric="pass_rate"), comparison_deltas(c, metric="mean")],
+        banners=[Banner(level, heading, text) for level, heading, text in c.notices],
+        comparison=comparison_context(c, max_rows),
+        facts=[
+            f"A = {c.label_a}",
+            f"B = {c.label_b}",
+            f"{c.paired:,} paired rows",
+            f"{len(c.unpaired):,} unpaired",
+        ],
+    )
     return target

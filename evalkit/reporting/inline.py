@@ -51,3 +51,14 @@ def csp_hash(source: str) -> str:
 def asset(name: str) -> str:
     """The text of ``evalkit/reporting/assets/<name>`` (a page's CSS or JavaScript), as shipped in the package."""
     return (files("evalkit.reporting") / "assets" / name).read_text(encoding="utf-8")
+
+
+def plotly_js() -> str:
+    """plotly.js as bundled with the installed plotly package (the version its figure JSON is written for).
+
+    Inlined once per page. A literal ``</script`` inside would end the element early; ``<\\/`` means the same
+    inside JavaScript strings.
+    """
+    from plotly.offline import get_plotlyjs
+
+    return get_plotlyjs().replace("</script", "<\\/script")

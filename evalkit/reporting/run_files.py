@@ -40,6 +40,7 @@ def save_results(
     title: str | None = None,
     parallel: bool = False,
     extra: dict[str, Callable[[Path], Any]] | None = None,
+    history: str | os.PathLike | None = None,
 ) -> dict[str, Path]:
     """Write results.json, results.csv and report.html into ``out_dir``, replacing the earlier set as a whole.
 
@@ -48,16 +49,22 @@ def save_results(
     ``parallel=True`` (the CLI's choice for large runs) writes the CSV and the HTML report in a forked child
     while this process writes the JSON, using a second core; the child dies with this process and is waited
     for before the swap. When forking is not safe (no ``os.fork``, other threads running) or the child fails,
-    everything is written here, one file after the other.
+    everything is written here, one file after the other. ``history``: a folder of earlier runs
+    (:func:`evalkit.runs`); report.html then shows the trend of pass rates across them and this run.
     """
     extra = dict(extra or {})
     out = Path(out_dir)
     root = document_root(df)
     root["metadata"] = results_metadata(df, root.get("metadata") or {})
     root["items"] = iter_items(df)
+    trend = None
+    if history is not None:
+        from evalkit.analysis.history import runs
+
+        trend = runs(history, current=df, current_dir=out)
     with replaced_folder(out, owned=(*RUN_FILES, *extra)) as staging:
         staged = {kind: staging / name for kind, name in _NAMES.items()}
-        child = _fork_writer(df, staged, title) if parallel and len(df) >= PARALLEL_ROWS else None
+        child = _fork_writer(df, staged, title, trend) if parallel and len(df) >= PARALLEL_ROWS else None
         try:
             kill_point("forked")
             with open(staged["json"], "w", encoding="utf-8") as handle:
@@ -70,16 +77,16 @@ def save_results(
                 os.waitpid(child, 0)
             raise
         if child is None or not _child_succeeded(child):
-            _write_tables(df, staged, title)
+            _write_tables(df, staged, title, trend)
     return {**{kind: out / name for kind, name in _NAMES.items()}, **{name: out / name for name in extra}}
 
 
-def _write_tables(df: pd.DataFrame, paths: dict[str, Path], title: str | None) -> None:
+def _write_tables(df: pd.DataFrame, paths: dict[str, Path], title: str | None, history=None) -> None:
     write_csv(df, paths["csv"])
-    write_html(df, paths["html"], title=title)
+    write_html(df, paths["html"], title=title, history=history)
 
 
-def _fork_writer(df: pd.DataFrame, paths: dict[str, Path], title: str | None) -> int | None:
+def _fork_writer(df: pd.DataFrame, paths: dict[str, Path], title: str | None, history=None) -> int | None:
     """Start a child that writes the CSV and HTML files; its pid, or None when forking is not safe."""
     import threading
 
@@ -92,7 +99,7 @@ def _fork_writer(df: pd.DataFrame, paths: dict[str, Path], title: str | None) ->
     code = 1
     try:
         die_with_parent(parent)
-        _write_tables(df, paths, title)
+        _write_tables(df, paths, title, history)
         code = 0
     except BaseException:  # noqa: BLE001 - reported here, then the parent writes the files itself
         import traceback

@@ -406,12 +406,12 @@ def test_html_report_escapes_everything_and_embeds_plotly_once(tmp_path):
     assert "<img src=x" not in text
     assert html.escape(XSS) in text and html.escape(XSS_IMG) in text
     assert text.count(get_plotlyjs()[:200]) == 1  # plotly.js inline exactly once
-    assert text.count("Plotly.newPlot(") == 2  # two figures
+    assert text.count('<div class="evalkit-figure"') == 2  # two figures
     assert re.search(r"<script[^>]*\bsrc=", text) is None  # nothing loaded from a CDN or elsewhere
     # Every script is allowed by the Content-Security-Policy, by hash, and nothing else is.
-    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', text).group(1)
+    csp = html.unescape(re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', text).group(1))
     allowed = set(re.findall(r"'(sha256-[^']+)'", csp))
-    scripts = re.findall(r"<script[^>]*>(.*?)</script>", text, flags=re.DOTALL)
+    scripts = re.findall(r"<script>(.*?)</script>", text, flags=re.DOTALL)  # code; JSON data is not run
     digests = {"sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() for s in scripts}
     assert digests == allowed
     assert "default-src 'none'" in csp
@@ -464,7 +464,14 @@ def test_chart_score_distribution_bins():
     assert isinstance(figure.data[0], go.Bar)
     assert list(figure.data[0].x) == ["1", "2", "3", "4", "5"] and list(figure.data[0].y) == [1, 2, 0, 0, 3]
     ratios = table(["pass"] * 4, [0.1, 0.5, 0.52, 0.9])
-    assert isinstance(charts.score_distribution(ratios, "check").data[0], go.Histogram)
+    binned = charts.score_distribution(ratios, "check").data[0]
+    # counts per bin, not every score: 20 equal bins from 0.1 to 0.9 (width 0.04)
+    assert isinstance(binned, go.Bar) and len(binned.x) == charts.SCORE_BINS
+    assert sum(binned.y) == 4 and binned.y[0] == 1 and binned.y[-1] == 1 and binned.y[10] == 2
+    assert binned.width == pytest.approx(0.04)
+    same = charts.score_distribution(table(["pass"] * 3, [0.7, 0.7, 0.7]), "check")
+    assert list(same.data[0].x) == ["0.7"] and list(same.data[0].y) == [3]  # one labelled bar
+    assert same.layout.xaxis.type == "category"
     booleans = table(["pass", "fail", "pass"])
     booleans["check"] = pd.Series([True, False, True], dtype=object)
     figure = charts.score_distribution(booleans, "check")

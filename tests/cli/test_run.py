@@ -272,11 +272,11 @@ def test_parallel_save_falls_back_when_the_child_fails(tmp_path, monkeypatch):
     calls = []
     real = results._write_tables
 
-    def flaky(df, paths, title):
+    def flaky(df, paths, title, history=None):
         calls.append(os.getpid())
         if os.getpid() != parent:
             raise OSError("child cannot write")
-        real(df, paths, title)
+        real(df, paths, title, history)
 
     parent = os.getpid()
     monkeypatch.setattr(results, "_write_tables", flaky)

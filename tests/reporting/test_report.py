@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
+import html
 import json
 import re
 import time
@@ -158,7 +159,7 @@ def test_report_without_baseline(rendered, demo_runs):
     assert "No baseline given" in page
     failing = int((read_run(demo_runs[1])["status"] != "pass").sum())
     assert f"{failing:,} rows did not pass" in page
-    assert "<h3>Regressed" not in page
+    assert 'id="regressed"' not in page
     # outputs only: no code from the notebook
     assert "read_run(run_dir)" not in page and "report.configure_plotly" not in page
 
@@ -167,8 +168,12 @@ def test_report_with_baseline(rendered, demo_runs):
     page = rendered["compared"]
     c = compare(*demo_runs)
     assert len(c.regressed) >= 1  # the hostile response made item 0 fail
-    assert f"<h3>Regressed ({len(c.regressed):,})</h3>" in page
-    assert f"<h3>Improved ({len(c.improved):,})</h3>" in page
+    assert f'<h3 id="regressed">Regressed ({len(c.regressed):,})</h3>' in page
+    assert f'<h3 id="improved">Improved ({len(c.improved):,})</h3>' in page
+    assert "McNemar&#39;s exact test" in page  # says which test decides
+    # baseline and candidate come from different documents (the candidate's was edited): said, not hidden
+    assert '<div class="banner warning" role="alert"><strong>Different documents.</strong>' in page
+    assert '<div class="diff">' in page  # the responses of changed rows, as a word diff
     assert "A (baseline) = baseline · B (this run) = candidate" in page
     assert figures_in(page) == 6  # the four of the run, plus pass-rate and mean deltas
     assert "No baseline given" not in page
@@ -190,8 +195,10 @@ def test_report_opens_offline(rendered):
         assert page.count(signature) == 1
         executable = [text for attrs, text in parsed.scripts if attrs.get("type") != "application/json"]
         assert not any(attrs.get("src") for attrs, _ in parsed.scripts)
-        assert len(executable) == 3  # prelude, plotly.js, loader
-        csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
+        assert len(executable) == 5  # the page's table and item view, plotly prelude, plotly.js, charts
+        csp = html.unescape(
+            re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
+        )
         assert "default-src 'none'" in csp
         allowed = set(re.findall(r"'sha256-[A-Za-z0-9+/=]+'", csp))
         hashes = {
@@ -207,10 +214,10 @@ def test_report_escapes_hostile_strings(rendered, demo_runs, tmp_path):
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page  # shown, as text, in the failing rows
         assert "<b>friends</b>" not in page
     # The hostile response is in the failing rows and (compared) in the regressed rows; nothing added a tag:
-    # every <script> element is one of the page's three scripts or a figure's JSON.
+    # every <script> element is one of the page's five scripts, the item data or a figure's JSON.
     for page in rendered.values():
         parsed = parse(page)
-        assert len(parsed.scripts) == 3 + figures_in(page)
+        assert len(parsed.scripts) == 5 + 1 + figures_in(page)
         assert not [t for t, _ in parsed.tags if t == "img"]
 
     out = tmp_path / "titled.html"
@@ -409,10 +416,15 @@ def test_export_renders_outputs_only():
     data = re.search(r"id='evalkit-figure-0-data'>(.*?)</script>", page).group(1)
     assert json.loads(data)["data"][0]["y"] == [1, None]
     assert report.export_html(nb, title="Given").count("<title>Given</title>") == 1
-    # without figures there is no script at all
+    # on the one report page: the items table and item view are there (empty without a run)
+    assert 'id="items-body"' in page and 'id="item-view"' in page
+    # without figures there is no plotly.js, and the style is allowed by hash only
+    from plotly.offline import get_plotlyjs
+
+    assert get_plotlyjs()[:200] in page
     nb.cells[3].outputs = nb.cells[3].outputs[:3]
     bare = report.export_html(nb)
-    assert "<script" not in bare and "script-src 'none'" in bare
+    assert get_plotlyjs()[:200] not in bare and "style-src 'sha256-" in html.unescape(bare)
 
 
 def test_urls_lose_credentials():

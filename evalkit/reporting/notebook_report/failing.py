@@ -10,18 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalkit.analysis.formatting import count
 from evalkit.analysis.summaries import scored_evaluators
 from evalkit.documents.columns import score_column
-from evalkit.reporting.notebook_report.formatting import (
-    FAILING_LIMIT,
-    esc,
-    item_cell,
-    missing,
-    more_note,
-    num,
-    status_badge,
-)
+from evalkit.reporting.fragments import render
+from evalkit.reporting.notebook_report.formatting import FAILING_LIMIT, missing, num
 
 FAILING_COLUMNS = ("item", "turn", "thread", "status", "error", "failed", "prompt", "response", "expected")
 
@@ -103,26 +95,7 @@ def _first(rows: pd.DataFrame, column: str, position: int) -> str | None:
 
 
 def failing_html(run: pd.DataFrame, limit: int = FAILING_LIMIT) -> str:
-    """:func:`failing_items` as an HTML table (every text escaped and cut), with the count of the rest."""
+    """:func:`failing_items` as an HTML table (``section_failing.html.j2``: every text escaped and cut), with
+    the count of the rest."""
     frame, total = failing_items(run, limit)
-    if total == 0:
-        return "<p class='none'>No failing rows: every row passed.</p>"
-    head = "".join(
-        f"<th>{h}</th>" for h in ("item", "status", "what failed", "prompt", "response", "expected")
-    )
-    lines = []
-    for row in frame.itertuples(index=False):
-        error = f"<div class='err'>{esc(row.error, 500)}</div>" if row.error else ""
-        lines.append(
-            f"<tr><td>{item_cell(row.item, row.turn, row.thread)}</td><td>{status_badge(row.status)}{error}</td>"
-            f"<td><div class='text'>{esc(row.failed)}</div></td>"
-            f"<td><div class='text'>{esc(row.prompt)}</div></td>"
-            f"<td><div class='text'>{esc(row.response)}</div></td>"
-            f"<td><div class='text'>{esc(row.expected)}</div></td></tr>"
-        )
-    shown = f"; the first {len(frame):,} in run order" if total > len(frame) else ""
-    return (
-        f"<p class='meta'>{count(total, 'row')} did not pass (fail, partial or error){shown}.</p>"
-        f"<div class='scroll'><table class='rows'><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(lines)}</tbody></table></div>{more_note(total, len(frame), 'rows')}"
-    )
+    return str(render("section_failing.html.j2", rows=list(frame.itertuples(index=False)), total=total))

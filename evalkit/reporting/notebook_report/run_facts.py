@@ -20,9 +20,10 @@ import pandas as pd
 from evalkit.analysis.formatting import count, percent
 from evalkit.analysis.summaries import STATUSES, scored_evaluators, status_counts
 from evalkit.documents.versions import EVALKIT_VERSION as __version__
+from evalkit.reporting.fragments import render
 from evalkit.reporting.html_page import report_title
 from evalkit.reporting.notebook_report.export import META_MIME
-from evalkit.reporting.notebook_report.formatting import ELLIPSIS, esc, num, pct
+from evalkit.reporting.notebook_report.formatting import ELLIPSIS, num
 
 #: Judge parameters shown in provenance (``parameters`` of the judge summary): these names only, scalars only.
 JUDGE_PARAMETERS = (
@@ -101,24 +102,19 @@ def header(run: pd.DataFrame, title: str | None = None, baseline: pd.DataFrame |
     counts = status_counts(run)
     items = int(run["item"].nunique()) if "item" in run.columns else len(run)
     facts = [
-        f"run {esc(_run_name(run), 200)}",
+        f"run {_run_name(run)[:200]}",
         count(counts["total"], "row"),
         count(items, "item"),
         count(len(scored_evaluators(run)), "evaluator"),
     ]
     if baseline is not None:
-        facts.insert(1, f"baseline {esc(_run_name(baseline), 200)}")
+        facts.insert(1, f"baseline {_run_name(baseline)[:200]}")
     evaluated = _scalar(_metadata(run).get("evaluatedAt"), 40)
     if evaluated:
-        facts.append(f"evaluated {esc(evaluated)}")
+        facts.append(f"evaluated {evaluated}")
     rate = counts["pass"] / counts["total"] if counts["total"] else math.nan
-    badges = (
-        "".join(f"<span class='count {s}'><b>{counts[s]:,}</b> {s}</span>" for s in STATUSES)
-        + f"<span class='count'><b>{pct(rate)}</b> rows pass</span>"
-    )
-    markup = (
-        f"<header class='evalkit-head'><h1>{esc(text, 300)}</h1>"
-        f"<p class='meta'>{' · '.join(facts)}</p><div class='counts'>{badges}</div></header>"
+    markup = str(
+        render("section_header.html.j2", title=text, facts=facts, statuses=STATUSES, counts=counts, rate=rate)
     )
     return ReportHeader(title=text, html=markup)
 
@@ -198,9 +194,5 @@ def _file_sha256(path: Path) -> str:
 
 
 def provenance_html(run: pd.DataFrame) -> str:
-    """:func:`provenance` as an HTML table (every value escaped)."""
-    lines = "".join(
-        f"<tr><th scope='row'>{esc(field, 200)}</th><td class='mono'>{esc(value, 400)}</td></tr>"
-        for field, value in provenance(run).itertuples(index=False)
-    )
-    return f"<table class='facts'><tbody>{lines}</tbody></table>"
+    """:func:`provenance` as an HTML table (``section_provenance.html.j2``, every value escaped)."""
+    return str(render("section_provenance.html.j2", rows=list(provenance(run).itertuples(index=False))))

@@ -15,7 +15,8 @@ import pandas as pd
 
 from evalkit.analysis.formatting import count
 from evalkit.analysis.summaries import STATUS_ROW, scored_evaluators, summary
-from evalkit.reporting.notebook_report.formatting import DASH, esc, pct
+from evalkit.reporting.fragments import render
+from evalkit.reporting.notebook_report.formatting import DASH
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -25,43 +26,27 @@ THREAD_LIMIT = 50
 
 
 def summary_html(run: pd.DataFrame) -> str:
-    """The per-evaluator summary of :func:`evalkit.summary` as an HTML table, with token columns if judged."""
+    """The per-evaluator summary of :func:`evalkit.summary` as an HTML table (``section_summary.html.j2``),
+    with token columns if judged."""
     table = summary(run)
-    if table.empty:
-        return "<p class='none'>No evaluator results and no row status in this run.</p>"
     tokens = "prompt_tokens" in table.columns
     heads = ["evaluator", "asked", "passed", "failed", "errored", "partial", "pass rate", "mean score"]
     if tokens:
         heads += ["prompt tokens", "completion tokens"]
-    lines = []
+    rows = []
     for name, row in table.iterrows():
-        status = name == STATUS_ROW
-        cells = "".join(
-            f"<td class='num'>{int(row[c]):,}</td>"
-            for c in ("asked", "passed", "failed", "errored", "partial")
-        )
-        cells += f"<td class='num'>{pct(float(row['pass_rate']))}</td>"
         mean = float(row["mean_score"])
-        cells += f"<td class='num'>{DASH if math.isnan(mean) else f'{mean:.3f}'}</td>"
-        if tokens:
-            cells += "".join(
-                f"<td class='num'>{int(row[c]):,}</td>" for c in ("prompt_tokens", "completion_tokens")
-            )
-        label = "row status" if status else esc(name, 200)
-        css = " class='status-row'" if status else ""
-        lines.append(f"<tr{css}><th scope='row'>{label}</th>{cells}</tr>")
-    head = "".join(f"<th>{h}</th>" for h in heads)
-    note = (
-        "<p class='meta'>Evaluator pass rate = passed / (passed + failed): errored rows are counted apart, not "
-        "in the rate. Row status pass rate = passed / all rows.</p>"
-    )
-    return (
-        f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
-        f"</div>{note}"
-    )
-
-
-# ------------------------------------------------------------------------------------------------ figures
+        rows.append(
+            {
+                "name": "row status" if name == STATUS_ROW else str(name),
+                "is_status": name == STATUS_ROW,
+                "counts": [int(row[c]) for c in ("asked", "passed", "failed", "errored", "partial")],
+                "rate": float(row["pass_rate"]),
+                "mean": DASH if math.isnan(mean) else f"{mean:.3f}",
+                "tokens": [int(row[c]) for c in ("prompt_tokens", "completion_tokens")] if tokens else [],
+            }
+        )
+    return str(render("section_summary.html.j2", heads=heads, rows=rows))
 
 
 def score_distributions(run: pd.DataFrame, columns: int = 2) -> go.Figure | None:

@@ -1,0 +1,79 @@
+"""Before the numbers of a comparison: are the two runs comparable at all, and can any test say anything?
+
+:func:`notices` returns what a page shows as a banner above the deltas:
+
+* the runs come from **different documents** (both recorded the document's sha256 and they differ), or one of
+  them did not record it, so it cannot be checked;
+* the runs **share few rows** (fewer than :data:`MIN_SHARED` of the larger run's rows are paired): the
+  comparison speaks for the shared rows only;
+* **too few pairs for any test** (fewer than :data:`~evalkit.analysis.statistics.MIN_PAIRS` paired rows):
+  nothing is coloured as significant.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.analysis.pairing import ONLY_A, ONLY_B
+from evalkit.analysis.statistics import MIN_PAIRS
+
+__all__ = ["MIN_SHARED", "notices"]
+
+#: Below this share of the larger run's rows being paired, a comparison gets a "few shared rows" warning.
+MIN_SHARED = 0.5
+WARNING, INFO = "warning", "info"
+
+
+def _doc(identity: dict) -> str:
+    name = identity.get("document") or identity.get("source") or "unnamed document"
+    sha = identity.get("document_sha256")
+    return f"{name} (sha256 {sha[:12]}\u2026)" if sha else f"{name} (sha256 not recorded)"
+
+
+def notices(c: Any) -> list[tuple[str, str, str]]:
+    """``(level, heading, text)`` for each problem of the :class:`~evalkit.analysis.comparison.Comparison` ``c``
+    (see the module docstring); plain text, unescaped. (Typed ``Any``: comparison imports this module.)"""
+    out: list[tuple[str, str, str]] = []
+    sha_a = c.identity_a.get("document_sha256")
+    sha_b = c.identity_b.get("document_sha256")
+    if sha_a and sha_b and sha_a != sha_b:
+        out.append(
+            (
+                WARNING,
+                "Different documents.",
+                f"{c.label_a} ran {_doc(c.identity_a)}, {c.label_b} ran {_doc(c.identity_b)}. Rows are paired by "
+                "position and prompt, so only the rows whose prompts match are compared, and their expected "
+                "answers or evaluators may differ: read the deltas with care.",
+            )
+        )
+    elif not (sha_a and sha_b) and (c.identity_a or c.identity_b):
+        out.append(
+            (
+                INFO,
+                "Documents not checked.",
+                f"{c.label_a if not sha_a else c.label_b} did not record its document's sha256, so whether both "
+                "runs come from the same document cannot be checked.",
+            )
+        )
+    reasons = c.unpaired["reason"].tolist() if "reason" in c.unpaired.columns else []
+    rows_a = c.paired + sum(1 for r in reasons if r != ONLY_B)
+    rows_b = c.paired + sum(1 for r in reasons if r != ONLY_A)
+    larger = max(rows_a, rows_b)
+    if larger and c.paired < MIN_SHARED * larger:
+        out.append(
+            (
+                WARNING,
+                "Few shared rows.",
+                f"Only {c.paired} of {larger} rows are paired ({c.paired / larger:.0%}); {c.label_a} has {rows_a} "
+                f"rows, {c.label_b} {rows_b}. Every number below is about the paired rows only.",
+            )
+        )
+    if c.paired < MIN_PAIRS:
+        out.append(
+            (
+                WARNING,
+                "Too few pairs for a test.",
+                f"{c.paired} paired rows (at least {MIN_PAIRS} are needed): no change is marked significant.",
+            )
+        )
+    return out

@@ -1,0 +1,40 @@
+"""``evalkit runs DIR``: the runs saved under a folder, oldest first (see :func:`evalkit.runs`).
+
+Prints one line per run: time, folder, document and the first 12 characters of its sha256, evalkit version,
+judge model, rows, the row pass rate and each evaluator's. Exit 0, or 2 when DIR holds no run.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("runs", help="list the runs saved under a folder with their pass rates")
+    parser.add_argument("folder", metavar="DIR", help="a folder of runs (every results.json below it)")
+    parser.add_argument("--csv", metavar="FILE", help="also write the full table (full sha256) as CSV")
+    parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="warning")
+    parser.set_defaults(func=main)
+
+
+def _rate(value: float) -> str:
+    return "\u2013" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.1%}"
+
+
+def main(args) -> int:
+    from evalkit.analysis.history import runs
+
+    table = runs(args.folder)
+    shown = table.copy()
+    shown["time"] = [
+        ("" if t is None or str(t) == "NaT" else t.strftime("%Y-%m-%d %H:%M")) for t in table["time"]
+    ]
+    shown["document_sha256"] = [str(s)[:12] if isinstance(s, str) else "" for s in table["document_sha256"]]
+    for column in [c for c in table.columns if c.startswith("pass_rate")]:
+        shown[column] = [_rate(v) for v in table[column]]
+    shown = shown.rename(columns={c: c.split(":", 1)[1] for c in shown.columns if c.startswith("pass_rate:")})
+    print(shown.fillna("").to_string(index=False))
+    if args.csv:
+        table.to_csv(args.csv, index=False)
+        print(f"CSV: {args.csv}")
+    return 0

@@ -1,0 +1,293 @@
+"""The one report page: ``evalkit run`` (report.html), ``evalkit report`` and ``evalkit compare`` all write it.
+
+Summary, banners and plotly charts on top (plotly.js inlined once, offline), then the items table: each row's
+prompt and response readable at 1280 px, evaluator outcomes as compact chips, filters by status, evaluator
+outcome and tag, free-text search, sort by any score, paging; a click opens the whole item with its trace
+(``assets/item_view.js``), deep-linkable as ``#item-N``.
+
+Why it is built this way:
+
+* **One template, autoescaped.** The page is ``templates/page.html.j2`` (plus ``comparison.html.j2``) rendered
+  by Jinja2 with autoescaping on: a run's strings (title, evaluator names, tags, banner texts) are escaped by
+  the template engine, not by remembering ``html.escape`` at each of a hundred f-strings. Only the page's own
+  CSS / JS, script-safe JSON and the report notebook's sections are passed as :class:`markupsafe.Markup`.
+* **Scale.** A run can have 100,000 rows, so items are not rendered on the server: they are embedded once,
+  column-wise, as JSON in ``<script type="application/json" id="evalkit-data">``, streamed column by column
+  into the file (only one column's list is alive at a time), and the client renders one page of rows. Charts
+  carry binned counts, never every score.
+* **Untrusted content.** The embedded JSON escapes ``<``, ``>``, ``&`` (:func:`~evalkit.reporting.inline.
+  script_safe_json`); the client inserts values with ``textContent`` only. A Content-Security-Policy allows
+  only the page's own scripts (by sha256) and no network access at all.
+* **Atomic.** The file replaces ``path`` only when complete (:func:`evalkit.documents.atomic.atomic_write`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from markupsafe import Markup
+
+from evalkit.analysis.formatting import percent
+from evalkit.analysis.summaries import STATUS_ROW, STATUSES, scored_evaluators, status_counts, summary
+from evalkit.documents.atomic import atomic_write
+from evalkit.documents.case_table import document_title
+from evalkit.documents.versions import EVALKIT_VERSION
+from evalkit.reporting.fragments import environment
+from evalkit.reporting.inline import asset, csp_hash, plotly_js, script_safe_json
+from evalkit.reporting.page_data import TEXT_LIMIT, page_columns
+from evalkit.reporting.page_details import detail_columns
+
+#: The page's style and scripts (``assets/``), inlined into every page.
+CSS = asset("run_page.css")
+TABLE_JS = asset("run_page.js")
+ITEM_JS = asset("item_view.js")
+CHARTS_JS = asset("charts.js")
+PLOTLY_PRELUDE_JS = "window.PlotlyConfig = {MathJaxConfig: 'local'};"
+#: Where the streamed item data goes in the rendered template (escaped run text can never contain ``<!--``).
+DATA_MARK = "<!--evalkit-data-->"
+#: From this many rows on, a column with few distinct values is embedded as its distinct values plus one code
+#: per row (see :func:`compact`): statuses, results and repeated reasons shrink to a fraction.
+COMPACT_ROWS = 1000
+#: Height of each chart, in pixels.
+CHART_HEIGHT = 300
+
+
+@dataclass(frozen=True)
+class Banner:
+    """A notice above everything else: ``level`` is ``warning`` or ``info``; texts are plain (escaped)."""
+
+    level: str
+    heading: str
+    text: str
+
+
+def page_title(df: pd.DataFrame, title: str | None = None) -> str:
+    """The page title: ``title``, else the document's ``metadata.name``, else the source file name."""
+    return str(title) if title else document_title(df)
+
+
+def rate_text(value: float | None) -> str:
+    """A pass rate for the page, as everywhere (:func:`evalkit.analysis.formatting.percent`): ``87.5%``, or ``–``."""
+    return percent(value, missing="\u2013")
+
+
+def summary_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """The evaluator summary (:func:`evalkit.analysis.summaries.summary`) as rows for the template."""
+    rows = []
+    for name, row in summary(df).iterrows():
+        rate = float(row["pass_rate"])
+        mean = float(row["mean_score"])
+        rows.append(
+            {
+                "name": "row status" if name == STATUS_ROW else str(name),
+                "is_status": name == STATUS_ROW,
+                "counts": [int(row[c]) for c in ("asked", "passed", "failed", "errored", "partial")],
+                "rate": None if math.isnan(rate) else rate,
+                "rate_text": rate_text(rate),
+                "mean_text": "\u2013" if math.isnan(mean) else f"{mean:.3f}",
+            }
+        )
+    return rows
+
+
+def figure_specs(figures: Iterable[Any]) -> tuple[list[Markup], Markup | None]:
+    """Plotly figures (or ``{"data", "layout"}`` dicts) as script-safe JSON for the page's chart loader.
+
+    Every figure of a page uses the same plotly template (about 8 KB of JSON): it is taken out of each layout
+    and returned once, as the second value, for the loader to put back.
+    """
+    specs, template = [], None
+    for figure in figures:
+        spec = figure if isinstance(figure, dict) else figure.to_plotly_json()
+        layout = _plain(dict(spec.get("layout") or {}))
+        shared = layout.pop("template", None)
+        if template is None and shared is not None:
+            template = shared
+        layout.setdefault("height", CHART_HEIGHT)
+        layout.setdefault("autosize", True)
+        payload = {"data": _plain(spec.get("data") or []), "layout": layout}
+        specs.append(Markup(script_safe_json(_finite(payload))))
+    return specs, None if template is None else Markup(script_safe_json(_finite(template)))
+
+
+def _plain(value: Any) -> Any:
+    """numpy arrays and scalars inside a figure dict as lists and Python numbers."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "tolist"):
+        return _plain(value.tolist())
+    return value
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def run_figures(df: pd.DataFrame) -> list[Any]:
+    """The charts of a scored run: row status, pass rate per evaluator, each evaluator's (binned) scores."""
+    from evalkit.reporting import charts
+
+    evaluators = scored_evaluators(df)
+    figures: list[Any] = []
+    if "status" in df.columns and len(df):
+        figures.append(charts.status_breakdown(df))
+    if evaluators:
+        figures.append(charts.pass_rates(df))
+    for ev in evaluators:
+        figures.append(charts.score_distribution(df, ev["key"]))
+    return figures
+
+
+def _facts(df: pd.DataFrame, evaluators: list[dict[str, Any]]) -> list[str]:
+    meta = df.attrs.get("evalkit") or {}
+    source = meta.get("source") if isinstance(meta, dict) else None
+    facts = [f"{len(df):,} rows", f"{len(evaluators)} evaluators"]
+    if source:
+        # the file name only: a report gets shared, the local directory layout need not be
+        facts.insert(0, f"source: {Path(str(source)).name}")
+    return facts
+
+
+def _csp(scripts: Sequence[str], charts: bool, css: str) -> str:
+    # plotly sets style attributes and adds <style> rules at run time, which a style hash cannot allow;
+    # with a hash present browsers ignore 'unsafe-inline', so a page with charts allows inline styles only
+    style = "'unsafe-inline'" if charts else csp_hash(css)
+    hashes = " ".join(dict.fromkeys(csp_hash(s) for s in scripts))
+    return (
+        f"default-src 'none'; script-src {hashes}; style-src {style}; img-src data: blob:; font-src data:; "
+        "base-uri 'none'; form-action 'none'"
+    )
+
+
+def write_page(df: pd.DataFrame, path: str | os.PathLike, **options: Any) -> None:
+    """Write the report page of the scored case table ``df`` to ``path``, atomically, streaming the item data
+    column by column. ``options`` are those of :func:`emit_page`."""
+    with atomic_write(path, "wb") as handle:
+
+        def put(text: str) -> None:
+            # backslashreplace: a lone surrogate (undecodable bytes read with surrogateescape) becomes the
+            # JSON escape \udcXX instead of aborting the page.
+            handle.write(text.encode("utf-8", "backslashreplace"))
+
+        emit_page(df, put, **options)
+
+
+def render_page(df: pd.DataFrame, **options: Any) -> str:
+    """The report page of ``df`` as one string (for small pages; :func:`write_page` streams to a file)."""
+    parts: list[str] = []
+    emit_page(df, parts.append, **options)
+    return "".join(parts)
+
+
+def emit_page(
+    df: pd.DataFrame,
+    put: Callable[[str], Any],
+    *,
+    title: str | None = None,
+    figures: Iterable[Any] | None = None,
+    banners: Sequence[Banner] = (),
+    sections: Sequence[Markup] = (),
+    inline_figures: int = 0,
+    comparison: dict[str, Any] | None = None,
+    facts: Sequence[str] | None = None,
+    own_header: bool = True,
+    summary: bool = True,
+    extra_css: str = "",
+    text_limit: int = TEXT_LIMIT,
+) -> None:
+    """Render the page of the scored case table ``df``, handing the text to ``put`` piece by piece.
+
+    ``figures`` default to :func:`run_figures`; ``banners`` and ``sections`` (already-safe HTML, e.g. the
+    report notebook's outputs, which place ``inline_figures`` figures of their own) go above the summary;
+    ``comparison`` is the context of ``comparison.html.j2``. ``own_header=False`` leaves the title block to the
+    sections, ``summary=False`` leaves out the evaluator summary table; ``extra_css`` styles the sections.
+    """
+    evaluators = scored_evaluators(df)
+    specs, template = figure_specs(run_figures(df) if figures is None else figures)
+    scripts = [TABLE_JS, ITEM_JS]
+    if specs or inline_figures:
+        # after the table: compiling plotly.js (4-5 MB) takes longer than showing 100,000 rows' first page
+        scripts += [PLOTLY_PRELUDE_JS, plotly_js(), CHARTS_JS]
+    css = CSS + extra_css
+    has_status = "status" in df.columns
+    context = {
+        "csp": _csp(scripts, bool(specs or inline_figures), css),
+        "version": EVALKIT_VERSION,
+        "title": page_title(df, title),
+        "own_header": own_header,
+        "facts": list(facts) if facts is not None else _facts(df, evaluators),
+        "banners": list(banners),
+        "sections": list(sections),
+        "counts": status_counts(df) if has_status else None,
+        "statuses": STATUSES,
+        "summary": summary_rows(df) if summary else [],
+        "comparison": comparison,
+        "figures": specs,
+        "figure_template": template,
+        "text_limit": text_limit,
+        "css": Markup(css),
+        "scripts": [Markup(s) for s in scripts],
+        "data": Markup(DATA_MARK),
+    }
+    head, tail = environment().get_template("page.html.j2").render(**context).split(DATA_MARK, 1)
+    meta = {
+        "rows": len(df),
+        "statuses": ["", *STATUSES],
+        "textLimit": text_limit,
+        "evaluators": [{"name": str(ev.get("name", ev["key"])), "key": str(ev["key"])} for ev in evaluators],
+    }
+    put(head)
+    put(script_safe_json(meta)[:-1] + ',"columns":{')
+    for position, (name, values) in enumerate(_columns(df, evaluators, text_limit)):
+        put(("," if position else "") + script_safe_json(name) + ":" + script_safe_json(values))
+    put("}}")
+    put(tail)
+
+
+def compact(values: list[Any]) -> list[Any] | dict[str, Any]:
+    """A column as embedded: the list itself, or from :data:`COMPACT_ROWS` rows on, when at most a quarter of
+    the values are distinct, ``{"k": "dict", "v": distinct values, "i": one code per row}`` (one distinct
+    value: ``{"k": "const", "v": value, "n": rows}``). The page's script expands both back into lists.
+
+    Values are told apart by type too (``True`` is not ``1``); unhashable values (lists, dicts) keep the list.
+    """
+    n = len(values)
+    if n < COMPACT_ROWS:
+        return values
+    index: dict[tuple[type, Any], int] = {}
+    codes = []
+    most = n // 4
+    try:
+        for v in values:
+            code = index.setdefault((type(v), v), len(index))
+            if code >= most:
+                return values
+            codes.append(code)
+    except TypeError:  # unhashable: nested data
+        return values
+    distinct = [v for _, v in index]
+    if len(distinct) == 1:
+        return {"k": "const", "v": distinct[0], "n": n}
+    return {"k": "dict", "v": distinct, "i": codes}
+
+
+def _columns(
+    df: pd.DataFrame, evaluators: list[dict[str, Any]], limit: int
+) -> Iterator[tuple[str, list | dict]]:
+    for name, values in page_columns(df, evaluators, limit):
+        yield name, compact(values)
+    yield from detail_columns(df)

@@ -1,0 +1,146 @@
+"""What the item view of report.html shows beyond the table: context, citations, retrieval, tool calls, spans, tags.
+
+The page's items table only needs the short columns (:mod:`evalkit.reporting.page_data`); clicking a row opens
+the whole item, which also shows these. They are embedded column-wise like the rest, and a column whose every
+value is empty is left out entirely (a 100,000-row run without an agent pays nothing for them).
+
+Spans (captured with ``evalkit run --agent``, OTLP JSON dicts in the ``spans`` column) are reduced to what the
+trace waterfall draws: name, start offset and duration in milliseconds from the row's first span, status,
+nesting depth (from ``parentSpanId``) and the attributes, cut like every other text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import pandas as pd
+
+#: Longest single string inside a nested value (citation texts, extracts, attribute values), in characters.
+NESTED_TEXT_LIMIT = 1000
+#: At most this many list entries / dict keys are kept per level of a nested value.
+NESTED_ITEMS_LIMIT = 50
+#: At most this many spans per row are embedded (the first by start time).
+SPAN_LIMIT = 500
+
+
+def _missing(value: Any) -> bool:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def bounded(value: Any, depth: int = 0) -> Any:
+    """``value`` as plain JSON data with strings, lists and dicts cut (see the limits above); NaN → None."""
+    if _missing(value):
+        return None
+    if isinstance(value, str):
+        return value if len(value) <= NESTED_TEXT_LIMIT else value[:NESTED_TEXT_LIMIT] + "\u2026"
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if depth > 8:
+        return "\u2026"
+    if isinstance(value, dict):
+        return {str(k): bounded(v, depth + 1) for k, v in list(value.items())[:NESTED_ITEMS_LIMIT]}
+    if isinstance(value, (list, tuple)):
+        return [bounded(v, depth + 1) for v in list(value)[:NESTED_ITEMS_LIMIT]]
+    if hasattr(value, "item"):  # numpy scalars
+        return bounded(value.item(), depth)
+    return bounded(str(value), depth)
+
+
+def _nanos(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def trace(spans: Any) -> list[dict[str, Any]] | None:
+    """One row's spans as waterfall entries ``{n, s, d, st, l, a}``, ordered by start; None without spans.
+
+    ``s`` is the start offset and ``d`` the duration in milliseconds (from the earliest span of the row), ``st``
+    the status code (``OK``, ``ERROR``, ``UNSET``), ``l`` the nesting depth and ``a`` the attributes.
+    """
+    if not isinstance(spans, (list, tuple)) or not spans:
+        return None
+    docs = [s for s in spans if isinstance(s, dict)]
+    starts = [_nanos(s.get("startTimeUnixNano")) for s in docs]
+    known = [s for s in starts if s is not None]
+    if not known:
+        return None
+    origin = min(known)
+    parents = {str(s.get("spanId")): s.get("parentSpanId") for s in docs if s.get("spanId")}
+
+    def depth(span: dict) -> int:
+        level, parent, seen = 0, span.get("parentSpanId"), set()
+        while parent and str(parent) in parents and parent not in seen and level < 50:
+            seen.add(parent)
+            level += 1
+            parent = parents[str(parent)]
+        return level
+
+    entries = []
+    for span, start in zip(docs, starts, strict=True):
+        end = _nanos(span.get("endTimeUnixNano"))
+        begin = origin if start is None else start
+        status = span.get("status")
+        entries.append(
+            {
+                "n": bounded(str(span.get("name", "(unnamed span)"))),
+                "s": round((begin - origin) / 1e6, 3),
+                "d": round(max(0, (end if end is not None else begin) - begin) / 1e6, 3),
+                "st": str(status.get("code", "UNSET")) if isinstance(status, dict) else "UNSET",
+                "l": depth(span),
+                "a": bounded(span.get("attributes") or {}),
+            }
+        )
+    entries.sort(key=lambda e: e["s"])
+    return entries[:SPAN_LIMIT]
+
+
+def item_tags(df: pd.DataFrame) -> list[list[str] | None]:
+    """Each row's tags: the item's (or turn's) own ``tags`` plus its thread's, from the kept source dicts."""
+    n = len(df)
+    own = df["source"].tolist() if "source" in df.columns else [None] * n
+    thread = df["thread_source"].tolist() if "thread_source" in df.columns else [None] * n
+    out: list[list[str] | None] = []
+    for a, b in zip(own, thread, strict=True):
+        tags: list[str] = []
+        for source in (b, a):
+            values = source.get("tags") if isinstance(source, dict) else None
+            for tag in values if isinstance(values, list) else ():
+                if isinstance(tag, str) and tag not in tags:
+                    tags.append(tag[:100])
+        out.append(tags or None)
+    return out
+
+
+def _column(df: pd.DataFrame, name: str, convert) -> list[Any] | None:
+    if name not in df.columns:
+        return None
+    values = [convert(v) for v in df[name].tolist()]
+    return values if any(v not in (None, "", [], {}) for v in values) else None
+
+
+def detail_columns(df: pd.DataFrame) -> Iterator[tuple[str, list]]:
+    """The item view's columns that have anything in them: ``tags``, ``context``, ``citations``,
+    ``retrieval``, ``tools``, ``spans`` (see :func:`trace`)."""
+    tags = item_tags(df)
+    if any(tags):
+        yield "tags", tags
+    for name, column, convert in (
+        ("context", "context", bounded),
+        ("citations", "citations", bounded),
+        ("retrieval", "retrieval_executions", bounded),
+        ("tools", "tool_calls", bounded),
+        ("spans", "spans", trace),
+    ):
+        values = _column(df, column, convert)
+        if values is not None:
+            yield name, values

@@ -1,0 +1,54 @@
+"""``evalkit report`` (the papermill notebook exported onto the one report page), in headless Chromium."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from runs import REPO, evalkit_run
+
+WIDTH, HEIGHT = 1280, 800
+
+
+@pytest.fixture(scope="module")
+def report_page(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("report")
+    run = evalkit_run("data/demo.json", folder / "run")
+    out = folder / "report.html"
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "evalkit", "report", str(run), "--baseline", str(run)),
+            *("--history", str(folder), "--out", str(out)),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_notebook_report_has_its_sections_charts_and_the_items_table(open_page, report_page):
+    watched = open_page(report_page, WIDTH, HEIGHT)
+    page = watched.page
+    headings = page.locator("section.notebook h2").all_inner_texts()
+    for heading in ("Provenance", "Summary", "Charts", "Failing rows", "Comparison with the baseline"):
+        assert heading in headings, headings
+    figures = page.locator("div.evalkit-figure")
+    assert figures.count() >= 4
+    for k in range(figures.count()):
+        assert figures.nth(k).locator("svg.main-svg").count() >= 1, k
+    # --history: the trend of pass rates across the runs under the folder (here the one run)
+    titles = page.locator("div.evalkit-figure .gtitle").all_text_contents()
+    assert "Pass rates across 1 runs" in titles, titles
+    # every item, not only the failing ones, with the same filters and item view as the run's page
+    assert page.locator("#items-body tr").count() == 12
+    page.select_option("#f-status", "fail")
+    assert page.locator("#items-body tr").count() == 5
+    page.locator("#items-body td.prompt").first.click()
+    assert page.locator("#item-view").is_visible()
+    row = page.locator("#items-body tr").first.locator("td.prompt").bounding_box()
+    assert row["width"] >= 180 and row["x"] + row["width"] <= WIDTH
+    assert watched.problems() == []

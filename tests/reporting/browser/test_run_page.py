@@ -1,0 +1,197 @@
+"""report.html in headless Chromium: geometry at 1280x800, charts, filters, search, sort, paging, item view.
+
+Each test opens the page through the ``open_page`` fixture, which blocks and records any request that is not a
+local file, and ends by asserting that nothing was requested and nothing was logged as an error.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import SCREENSHOTS
+from playwright.sync_api import expect
+from runs import evalkit_run
+
+from evalkit.reporting.html_page import write_html
+
+WIDTH, HEIGHT = 1280, 800
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    return evalkit_run("data/demo.json", tmp_path_factory.mktemp("demo") / "run")
+
+
+@pytest.fixture(scope="module")
+def agent_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("agent") / "run"
+    return evalkit_run("data/agent_demo.json", out, "--agent", "data/demo_agent/agent.py:answer")
+
+
+def _row(page, item: int):
+    return page.locator("#items-body tr").filter(has=page.locator("td.item", has_text=f"#{item}")).first
+
+
+def _visible_items(page) -> list[str]:
+    return page.locator("#items-body td.item a").all_inner_texts()
+
+
+def test_prompt_and_response_of_a_row_are_readable_at_1280(open_page, demo_run):
+    watched = open_page(demo_run / "report.html", WIDTH, HEIGHT)
+    page = watched.page
+    row = _row(page, 6)
+    for cell in (row.locator("td.prompt"), row.locator("td.response")):
+        box = cell.bounding_box()
+        assert box is not None
+        assert box["width"] >= 180, box
+        assert box["x"] >= 0 and box["x"] + box["width"] <= WIDTH, box
+    widths = [row.locator(f"td.{c}").bounding_box()["width"] for c in ("prompt", "response")]
+    assert sum(widths) >= WIDTH / 3  # together at least a third of the width
+    assert "Can you promise my bonus" in row.locator("td.prompt").inner_text()
+    # evaluator outcomes are compact chips in one column, not one wide column each
+    chips = row.locator("td.evals .chip")
+    assert chips.count() >= 3 and row.locator("td.evals .chip.fail").count() >= 1
+    assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / "report-page.png")
+    page.locator("#items-heading").scroll_into_view_if_needed()
+    page.evaluate("document.getElementById('items-heading').scrollIntoView()")
+    page.screenshot(path=SCREENSHOTS / "report-items.png")
+    assert watched.problems() == []
+
+
+def test_every_chart_drew_an_svg(open_page, demo_run):
+    watched = open_page(demo_run / "report.html", WIDTH, HEIGHT)
+    page = watched.page
+    figures = page.locator("div.evalkit-figure")
+    # row status, pass rates, one score distribution per evaluator (8 in the demo)
+    assert figures.count() == 2 + 8
+    for k in range(figures.count()):
+        assert figures.nth(k).locator("svg.main-svg").count() >= 1, k
+        assert figures.nth(k).locator("g.trace.bars, g.bars").count() >= 1, k
+    assert watched.problems() == []
+
+
+def test_filters_search_and_sort_change_the_visible_rows(open_page, demo_run):
+    watched = open_page(demo_run / "report.html", WIDTH, HEIGHT)
+    page = watched.page
+    assert len(_visible_items(page)) == 12
+    page.select_option("#f-status", "fail")
+    failing = _visible_items(page)
+    assert len(failing) == 5 and set(page.locator("#items-body td.status .badge").all_inner_texts()) == {
+        "fail"
+    }
+    page.click("#count-all")
+    assert len(_visible_items(page)) == 12
+    page.select_option("#f-eval", label="ExactMatch: fail")
+    assert _visible_items(page) == ["#2"]
+    page.select_option("#f-eval", "")
+    page.select_option("#f-tag", "safety")
+    assert _visible_items(page) == ["#6"]
+    page.select_option("#f-tag", "")
+    page.fill("#f-query", "BONUS")  # case-insensitive, over prompts, responses, expected and reasons
+    expect(page.locator("#items-body tr")).to_have_count(1)  # after the search's debounce
+    assert _visible_items(page) == ["#6"]
+    page.fill("#f-query", "no forbidden terms")  # a reason, not shown in the table
+    expect(page.locator("#items-body tr")).not_to_have_count(1)
+    assert 1 < len(_visible_items(page)) < 12
+    page.fill("#f-query", "")
+    expect(page.locator("#items-body tr")).to_have_count(12)
+    page.select_option("#f-sort", label="PartialMatch score \u2193")
+    chip = page.locator("#items-body tr").first.locator(".chip", has_text="PartialMatch")
+    assert chip.locator("b").inner_text() == "0.957"
+    page.select_option("#f-size", "25")
+    assert page.locator("#p-label").inner_text() == "page 1 of 1"
+    assert watched.problems() == []
+
+
+def test_item_view_shows_the_whole_item_and_its_trace(open_page, agent_run):
+    watched = open_page(agent_run / "report.html", WIDTH, HEIGHT)
+    page = watched.page
+    _row(page, 0).locator("td.prompt").click()
+    assert page.evaluate("location.hash") == "#item-0"
+    view = page.locator("#item-view")
+    assert view.is_visible()
+    text = view.inner_text()
+    for heading in (
+        "PROMPT",
+        "RESPONSE",
+        "EXPECTED RESPONSE",
+        "CITATIONS",
+        "RETRIEVAL",
+        "TOOL CALLS",
+        "EVALUATORS",
+    ):
+        assert heading in text.upper(), heading
+    assert "Leave-Policy.docx" in text and "rank 1" in text
+    spans = view.locator(".waterfall details.span-row")
+    assert spans.count() >= 2
+    names = spans.locator(".span-name").all_inner_texts()
+    assert names[0].startswith("invoke_agent") and any(n.strip().startswith("execute_tool") for n in names)
+    bar = spans.nth(1).locator(".span-bar").bounding_box()
+    assert bar is not None and bar["width"] > 1
+    # attributes on demand: hidden until the span is opened
+    attributes = spans.nth(1).locator(".span-attrs")
+    assert not attributes.is_visible()
+    spans.nth(1).locator("summary").click()
+    assert attributes.is_visible() and "gen_ai.tool.name" in attributes.inner_text()
+    view.locator(".waterfall").scroll_into_view_if_needed()
+    page.screenshot(path=SCREENSHOTS / "item-view.png")
+    page.click("#iv-close")
+    assert not view.is_visible() and page.evaluate("location.hash") == ""
+    assert watched.problems() == []
+
+
+def test_deep_link_opens_every_turn_of_a_thread_in_order(open_page, demo_run):
+    watched = open_page(demo_run / "report.html", WIDTH, HEIGHT, fragment="#item-9")
+    page = watched.page
+    view = page.locator("#item-view")
+    assert view.is_visible()
+    assert "demo-onboarding-1" in page.locator("#iv-title").inner_text()
+    turns = view.locator(".iv-turn h3").all_inner_texts()
+    assert [t.split()[0:2] for t in turns] == [["Turn", "0"], ["Turn", "1"], ["Turn", "2"]]
+    prompts = view.locator(".iv-turn .iv-grid .iv-field:first-child .iv-text").all_inner_texts()
+    assert prompts[0].startswith("I start next Monday") and prompts[2].startswith("Do I need")
+    page.keyboard.press("Escape")
+    assert not view.is_visible()
+    assert watched.problems() == []
+
+
+def test_hostile_text_is_shown_as_text(open_page, tmp_path):
+    from tests.reporting.test_reports import XSS_IMG, XSS_SCRIPT, scored_table
+
+    path = tmp_path / "report.html"
+    write_html(scored_table(), path)
+    watched = open_page(path, WIDTH, HEIGHT)
+    page = watched.page
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    first = page.locator("#items-body tr").first
+    assert first.locator("td.prompt").inner_text() == XSS_SCRIPT
+    assert first.locator("td.response").inner_text() == XSS_IMG
+    assert page.locator("#items-body img").count() == 0
+    first.locator("td.prompt").click()
+    assert XSS_SCRIPT in page.locator("#item-view").inner_text()
+    assert dialogs == [] and page.evaluate("typeof window.alert") == "function"
+    assert watched.problems() == []
+
+
+def test_a_large_page_expands_compacted_columns_and_pages(open_page, tmp_path):
+    from tests.reporting.test_reports import big_table
+
+    path = tmp_path / "report.html"
+    write_html(big_table(3000), path)  # statuses and results embedded as distinct values plus codes
+    watched = open_page(path, WIDTH, HEIGHT)
+    page = watched.page
+    assert page.locator("#f-count").inner_text() == "1\u201350 of 3000 rows"
+    assert page.locator("#items-body tr").first.locator("td.status").inner_text().strip() == "error"
+    page.select_option("#f-status", "error")
+    errors = 3000 // 7 + 1  # rows 0, 7, ..., 2996
+    assert page.locator("#f-count").inner_text().endswith(f"of {errors} matching rows (3000 in total)")
+    page.click("#p-last")
+    assert page.locator("#p-label").inner_text() == f"page {-(-errors // 50)} of {-(-errors // 50)}"
+    assert page.locator("#items-body tr").count() == errors % 50
+    page.click("#count-all")
+    page.fill("#f-query", "reply 2999")
+    expect(page.locator("#items-body tr")).to_have_count(1)
+    assert _visible_items(page) == ["#2999"]
+    assert watched.problems() == []
