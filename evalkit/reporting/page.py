@@ -33,7 +33,7 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from evalkit.analysis.formatting import percent
+from evalkit.analysis.formatting import count, percent
 from evalkit.analysis.summaries import STATUS_ROW, STATUSES, scored_evaluators, status_counts, summary
 from evalkit.documents.atomic import atomic_write
 from evalkit.documents.case_table import document_title
@@ -155,7 +155,7 @@ def run_figures(df: pd.DataFrame) -> list[Any]:
 def _facts(df: pd.DataFrame, evaluators: list[dict[str, Any]]) -> list[str]:
     meta = df.attrs.get("evalkit") or {}
     source = meta.get("source") if isinstance(meta, dict) else None
-    facts = [f"{len(df):,} rows", f"{len(evaluators)} evaluators"]
+    facts = [count(len(df), "row"), count(len(evaluators), "evaluator")]
     if source:
         # the file name only: a report gets shared, the local directory layout need not be
         facts.insert(0, f"source: {Path(str(source)).name}")

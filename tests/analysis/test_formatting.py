@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -80,15 +79,3 @@ def test_the_notebook_report_and_page_use_the_plural_rule(scored, tmp_path):
     assert "1 rows" not in page.read_text() and "1 row" in page.read_text()
     facts = header(one).html
     assert "1 row ·" in facts and "1 item ·" in facts and "1 rows" not in facts
-
-
-def test_the_page_script_counts_one_matching_row(tmp_path):
-    sys.path.insert(0, str(REPO / "tests" / "reporting"))
-    try:
-        from test_reports import big_table, run_report_script
-    finally:
-        sys.path.remove(str(REPO / "tests" / "reporting"))
-    out = run_report_script(tmp_path, big_table(120), "reply 119")
-    assert out["search"]["n"] == 1
-    assert out["search"]["count"] == "1 of 1 matching row (120 in total)"
-    assert run_report_script(tmp_path, big_table(1), "reply 0")["initial"]["count"] == "1 of 1 row"

@@ -195,3 +195,16 @@ def test_a_large_page_expands_compacted_columns_and_pages(open_page, tmp_path):
     expect(page.locator("#items-body tr")).to_have_count(1)
     assert _visible_items(page) == ["#2999"]
     assert watched.problems() == []
+
+
+def test_the_row_count_reads_with_the_right_plural(open_page, demo_run):
+    """One matching row is "1 of 1 matching row", as the CLI and summary() count (issue: "1-1 of 1 matching rows")."""
+    watched = open_page(demo_run / "report.html", WIDTH, HEIGHT)
+    page = watched.page
+    page.fill("#f-query", "BONUS")
+    expect(page.locator("#items-body tr")).to_have_count(1)
+    assert page.locator("#f-count").inner_text().endswith("of 1 matching row (12 in total)")
+    page.fill("#f-query", "")
+    expect(page.locator("#items-body tr")).to_have_count(12)
+    assert page.locator("#f-count").inner_text().endswith("of 12 rows")
+    assert watched.problems() == []
