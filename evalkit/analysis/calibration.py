@@ -13,7 +13,10 @@
 The human labels used for judge ``J`` are those whose ``evaluator`` is ``J``'s name or key, or every label when
 the labels name a single evaluator (so a new judge version is calibrated on the labels made for the old one), or
 those of ``evaluator=`` when given. Labels without a usable judge result (row not asked, judge error, item not in
-the table) are skipped: ``labels`` counts the human labels considered, ``n`` the pairs.
+the table) are skipped: ``labels`` counts the human labels considered, ``n`` the pairs. A label that records the
+fingerprint of the prompt it was given for (``prompt_sha256``) pairs only with a row whose prompt still has it:
+after the document's items were reordered or edited, such a label is not paired, and an
+:class:`~evalkit.documents.versions.EvalkitWarning` names the items (label them again).
 
 **What is compared** (``on``, per judge): ``"score"`` compares the judge's numeric score with the human 1-5
 ``score``; ``"verdict"`` compares the judge's ``pass`` / ``fail`` result with the human ``verdict``, coded pass = 1,
@@ -27,6 +30,7 @@ The metrics (exact, within one, kappa, Spearman, bias) and their intervals are d
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,11 +40,12 @@ import pandas as pd
 
 from evalkit.analysis.agreement import METRICS, agreement_metrics, bootstrap_metrics
 from evalkit.analysis.calibration_views import calibration_html, fmt
-from evalkit.analysis.labels import Labels, labels_frame
+from evalkit.analysis.labels import Labels, labels_frame, prompt_fingerprint
 from evalkit.analysis.pairing import column_texts, row_keys, turn_array
 from evalkit.analysis.statistics import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from evalkit.analysis.summaries import numeric_scores, scored_evaluators
 from evalkit.documents.columns import score_column
+from evalkit.documents.versions import EvalkitWarning
 from evalkit.errors import EvalkitError
 
 __all__ = ["PAIR_COLUMNS", "Calibration", "calibrate", "find_judge"]
@@ -198,6 +203,7 @@ def _pairs(df: pd.DataFrame, ev: dict[str, Any], human: pd.DataFrame, on: str, n
     )
     matched = right.merge(left, on=["item", "turn"], how="inner", sort=False)
     matched = matched.sort_values(["item", "turn"], kind="stable")
+    matched = _same_prompts(matched, df, human, name)
     rows = matched["row"].to_numpy(dtype=np.int64)
     labels = matched["label"].to_numpy(dtype=np.int64)
     judge_values = values[rows]
@@ -225,6 +231,29 @@ def _pairs(df: pd.DataFrame, ev: dict[str, Any], human: pd.DataFrame, on: str, n
         },
         columns=list(PAIR_COLUMNS),
     )
+
+
+def _same_prompts(matched: pd.DataFrame, df: pd.DataFrame, human: pd.DataFrame, name: str) -> pd.DataFrame:
+    """``matched`` without the pairs whose label records another prompt than the row's (warned, by item)."""
+    stored = human["prompt_sha256"].to_numpy(dtype=object)[matched["label"].to_numpy(dtype=np.int64)]
+    prompts = column_texts(df, "prompt")[matched["row"].to_numpy(dtype=np.int64)]
+    stale = np.array(
+        [sha is not None and sha != prompt_fingerprint(prompt) for sha, prompt in zip(stored, prompts)],
+        dtype=bool,
+    )
+    if stale.any():
+        where = [
+            f"item {item}" + ("" if turn < 0 else f" turn {turn}")
+            for item, turn in zip(matched["item"][stale], matched["turn"][stale])
+        ]
+        shown = ", ".join(where[:10]) + (f" and {len(where) - 10} more" if len(where) > 10 else "")
+        warnings.warn(
+            f"{name}: {len(where)} human label(s) not paired because the row's prompt is not the one labelled "
+            f"(the document's items were reordered or edited since): {shown}; label these rows again",
+            EvalkitWarning,
+            stacklevel=4,
+        )
+    return matched[~stale]
 
 
 def calibrate(

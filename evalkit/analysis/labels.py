@@ -13,10 +13,20 @@ can be trusted. A label is keyed by ``(item, turn, evaluator)``: the row's posit
 replaces the label. A label carries a 1-5 ``score``, a ``pass`` / ``fail`` ``verdict`` or both (at least one),
 a free ``note``, who labelled (``labeller``) and when (``at``, ISO 8601, UTC).
 
+**Prompt fingerprints.** A position says nothing about *what* was labelled: after the document's items are
+reordered or edited, item 3 may be another question. So a label also records ``prompt_sha256``, the sha256 of
+the labelled row's prompt (:func:`prompt_fingerprint`; give ``prompt=`` to :meth:`Labels.set`), and
+:func:`label_matches` / :func:`evalkit.analysis.calibration.calibrate` pair a label with a row only when the
+row's prompt still has that fingerprint. Labels without one (version 1 files, labels made without a prompt)
+pair by position, as before.
+
 The file (``<document stem>.labels.json``, or any path) is::
 
-    {"version": 1, "labels": [{"item": 0, "turn": null, "evaluator": "Relevance", "score": 4, "verdict": null,
-                               "note": "...", "labeller": "ana", "at": "2026-05-09T07:35:25+00:00"}]}
+    {"version": 2, "labels": [{"item": 0, "turn": null, "evaluator": "Relevance", "score": 4, "verdict": null,
+                               "note": "...", "labeller": "ana", "at": "2026-05-09T07:35:25+00:00",
+                               "prompt_sha256": "9f86d0..."}]}
+
+Version 1 files (no ``prompt_sha256``) still load; they are written back as version 2.
 
 Labels are written sorted by item, turn and evaluator so that the file diffs well under version control. Every
 mistake (a score of 6, a verdict of "ok", a duplicate key, a file that is not a labels file) raises
@@ -25,10 +35,12 @@ mistake (a score of 6, a verdict of "ok", a duplicate key, a file that is not a 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import numbers
 import os
+import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -40,17 +52,42 @@ from evalkit.errors import EvalkitError
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["LABEL_COLUMNS", "LABELS_VERSION", "Labels", "labels_frame", "labels_path"]
+__all__ = [
+    "LABEL_COLUMNS",
+    "LABELS_VERSION",
+    "Labels",
+    "label_matches",
+    "labels_frame",
+    "labels_path",
+    "prompt_fingerprint",
+]
 
-LABELS_VERSION = 1
+#: The version written; every version in READABLE_VERSIONS loads (1: no ``prompt_sha256``).
+LABELS_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 #: Suffix of the labels file beside a document: ``demo.json`` -> ``demo.labels.json``.
 LABELS_SUFFIX = ".labels.json"
 #: Columns of :meth:`Labels.frame`, in order.
-LABEL_COLUMNS = ("item", "turn", "evaluator", "score", "verdict", "note", "labeller", "at")
+LABEL_COLUMNS = ("item", "turn", "evaluator", "score", "verdict", "note", "labeller", "at", "prompt_sha256")
 SCORES = (1, 2, 3, 4, 5)
 VERDICTS = ("pass", "fail")
 
 Key = tuple[int, "int | None", str]
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def prompt_fingerprint(prompt: Any) -> str | None:
+    """The sha256 (hex) of a row's prompt text, or None when the row has no prompt (missing / not text)."""
+    if not isinstance(prompt, str):
+        return None
+    return hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def label_matches(label: Mapping[str, Any], prompt: Any) -> bool:
+    """Whether ``label`` belongs to a row with this prompt: True when the label has no fingerprint (an older
+    label, paired by position only) or its ``prompt_sha256`` is the prompt's."""
+    stored = label.get("prompt_sha256")
+    return _missing(stored) or stored == prompt_fingerprint(prompt)
 
 
 def labels_path(document: Any) -> Path:
@@ -138,6 +175,17 @@ def _text(value: Any, what: str, where: str) -> str:
     return value
 
 
+def _fingerprint(value: Any, where: str) -> str | None:
+    if _missing(value):
+        return None
+    if not isinstance(value, str) or not _SHA256.match(value):
+        raise EvalkitError(
+            f"{where}: prompt_sha256 must be the 64-character lowercase hex sha256 of the prompt (or null), "
+            f"not {value!r}"
+        )
+    return value
+
+
 def _where(item: Any, turn: Any, evaluator: Any) -> str:
     turn_part = "" if _missing(turn) else f", turn {turn!r}"
     return f"label of item {item!r}{turn_part}, evaluator {evaluator!r}"
@@ -152,6 +200,7 @@ def _entry(
     note: Any = "",
     labeller: Any = "",
     at: Any = None,
+    prompt_sha256: Any = None,
     *,
     where: str | None = None,
 ) -> dict[str, Any]:
@@ -170,6 +219,7 @@ def _entry(
         "note": _text(note, "note", where),
         "labeller": _text(labeller, "labeller", where),
         "at": _text(at, "at", where) or _now(),
+        "prompt_sha256": _fingerprint(prompt_sha256, where),
     }
     if entry["score"] is None and entry["verdict"] is None:
         raise EvalkitError(f"{where}: give a score (1-5), a verdict ('pass' / 'fail') or both")
@@ -228,12 +278,14 @@ class Labels:
             if isinstance(data, (dict, list)) and (isinstance(data, list) or "items" in data):
                 hint = f" (it looks like an eval document: its labels belong in {labels_path(target)})"
             raise EvalkitError(
-                f'{target} is not a labels file: expected {{"version": 1, "labels": [...]}}{hint}'
+                f'{target} is not a labels file: expected {{"version": {LABELS_VERSION}, "labels": [...]}}{hint}'
             )
         version = data.get("version")
-        if version != LABELS_VERSION:
+        if isinstance(version, bool) or version not in READABLE_VERSIONS:
+            readable = " and ".join(map(str, READABLE_VERSIONS))
             raise EvalkitError(
-                f"labels file {target} has version {version!r}; this evalkit reads version {LABELS_VERSION}"
+                f"labels file {target} has version {version!r}; this evalkit reads versions {readable}: "
+                "upgrade evalkit to read it"
             )
         entries = data["labels"]
         if not isinstance(entries, list):
@@ -280,14 +332,24 @@ class Labels:
         note: str = "",
         *,
         labeller: str | None = None,
+        prompt: str | None = None,
     ) -> dict[str, Any]:
         """Add or replace the label of ``(item, turn, evaluator)``; returns the stored label (a copy).
 
         ``score`` is a whole number from 1 to 5, ``verdict`` ``"pass"`` or ``"fail"``; give one or both. ``at``
-        is set to now (UTC). Nothing is written until :meth:`save`.
+        is set to now (UTC). ``prompt``: the labelled row's prompt, stored as its fingerprint
+        (``prompt_sha256``) so the label never pairs with another prompt at that position. Nothing is
+        written until :meth:`save`.
         """
         entry = _entry(
-            item, turn, evaluator, score, verdict, note, self.labeller if labeller is None else labeller
+            item,
+            turn,
+            evaluator,
+            score,
+            verdict,
+            note,
+            self.labeller if labeller is None else labeller,
+            prompt_sha256=prompt_fingerprint(prompt),
         )
         self._labels[_key(entry)] = entry
         return dict(entry)
@@ -304,7 +366,7 @@ class Labels:
     # -------------------------------------------------------------------------------------------- output
 
     def to_dict(self) -> dict[str, Any]:
-        """The file's content: ``{"version": 1, "labels": [...]}``, labels sorted by item, turn, evaluator."""
+        """The file's content: ``{"version": 2, "labels": [...]}``, labels sorted by item, turn, evaluator."""
         return {
             "version": LABELS_VERSION,
             "labels": [dict(self._labels[key]) for key in sorted(self._labels, key=_order)],
@@ -326,12 +388,15 @@ class Labels:
         return target
 
     def frame(self) -> pd.DataFrame:
-        """One row per label, columns :data:`LABEL_COLUMNS` (``turn`` and ``score`` as nullable Int64)."""
+        """One row per label, columns :data:`LABEL_COLUMNS` (``turn`` and ``score`` as nullable Int64,
+        ``prompt_sha256`` None for labels without a fingerprint)."""
         import pandas as pd
 
         entries = [self._labels[key] for key in sorted(self._labels, key=_order)]
         frame = pd.DataFrame(entries, columns=list(LABEL_COLUMNS))
-        return frame.astype({"item": "int64", "turn": "Int64", "score": "Int64", "verdict": object})
+        return frame.astype(
+            {"item": "int64", "turn": "Int64", "score": "Int64", "verdict": object, "prompt_sha256": object}
+        )
 
     def evaluators(self) -> list[str]:
         """The evaluator names that have labels, in order of first label."""
@@ -356,7 +421,7 @@ def labels_frame(labels: Labels | str | os.PathLike | pd.DataFrame) -> pd.DataFr
     """Human labels as a validated frame with the columns of :data:`LABEL_COLUMNS`.
 
     ``labels`` is a :class:`Labels`, the path of a labels file, or a DataFrame with ``item``, ``score`` and / or
-    ``verdict`` columns (``turn``, ``evaluator``, ``note``, ``labeller`` optional; a missing ``evaluator``
+    ``verdict`` columns (``turn``, ``evaluator``, ``note``, ``labeller``, ``prompt_sha256`` optional; a missing ``evaluator``
     column means "labels of the judge being calibrated", written as ``""``). Every row goes through the same
     checks as :meth:`Labels.set`.
     """
@@ -392,4 +457,6 @@ def labels_frame(labels: Labels | str | os.PathLike | pd.DataFrame) -> pd.DataFr
         seen[key] = position
         rows.append(entry)
     frame = pd.DataFrame(rows, columns=list(LABEL_COLUMNS))
-    return frame.astype({"item": "int64", "turn": "Int64", "score": "Int64", "verdict": object})
+    return frame.astype(
+        {"item": "int64", "turn": "Int64", "score": "Int64", "verdict": object, "prompt_sha256": object}
+    )

@@ -1,20 +1,32 @@
-"""LabellingWidget: humans label judged rows one at a time, so a judge can be checked against people.
+"""LabellingWidget: people label judged rows one at a time, honestly, so a judge can be checked against them.
 
     lw = LabellingWidget(scored, "professional_tone")          # labels in data/demo.labels.json
-    lw.widget()                                                  # prompt, response, judge score and reason,
-                                                                 # buttons 1-5, a note, previous / next
-    lw.set_label(4, note="polite but curt")                      # the same, from code
+    lw.widget()                                                  # the row, label buttons 1-5, a note, navigation
+    lw.press("4"); lw.set_note("polite but curt"); lw.next()     # the same, from code (or lw.set_label(4, note=...))
+    lw.agreement()                                               # calibrate() on the rows labelled so far
     lw.labels_frame()                                            # this evaluator's labels as a DataFrame
 
-Labels are stored with ``evalkit.analysis.labels.Labels`` (keyed by item, turn and evaluator) in the labels file
-beside the eval document (``<stem>.labels.json``) or at ``labels_path``; every label is saved at once, so
-closing the notebook loses nothing, and opening the widget again shows the labels already given. All the
-storage goes through ``_load_labels`` / ``_store_label``, the only two methods that know the file.
+**Honest labels.** The widget is *blind* by default: the judge's score, result and reason stay hidden on a row
+until the person has labelled it (or turns blind mode off with ``set_blind(False)`` / the Blind checkbox), so the
+judge cannot anchor the label. Each row shows what the judge was given: prompt, response, expected response and
+context. A label does not move on by itself (``advance=False``): label, then note, then Next, or note first; a
+note typed before the label is kept and saved with it. ``next_unlabelled`` visits every unlabelled row in order.
+
+**Storage.** Labels go to :class:`evalkit.analysis.labels.Labels` (keyed by item, turn and evaluator) in the labels
+file beside the eval document (``<stem>.labels.json``) or at ``labels_path``, written at once, so closing the
+notebook loses nothing. Each label records its row's prompt fingerprint (``prompt_sha256``): a stored label whose
+fingerprint is not the row's prompt (the document's items were reordered or edited) does not count as a label of
+that row; the row shows as unlabelled and says why. Only ``_load_labels``, ``_label_at`` and ``_store_label``
+know the file.
+
+**Keys.** ipywidgets has no global key handler (and ``ipyevents`` is not a dependency), so the view has a small
+key box: click into it and type ``1``-``5`` (or ``p`` / ``f`` on the pass/fail scale) to label, ``n`` next, ``b``
+back, ``u`` next unlabelled. Every key goes through :meth:`LabellingWidget.press`. The view itself is
+:mod:`evalkit.notebook.labelling_view`.
 """
 
 from __future__ import annotations
 
-import html
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,8 +36,13 @@ from evalkit.errors import EvalkitError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalkit.analysis.calibration import Calibration
+
 #: The label scales: what a button sets, and which field of a label it is stored in.
 SCALES = {"1-5": ("score", (1, 2, 3, 4, 5)), "pass/fail": ("verdict", ("pass", "fail"))}
+#: Keys that label, per scale (key -> label value); navigation keys are NAVIGATION.
+LABEL_KEYS = {"1-5": {str(n): n for n in range(1, 6)}, "pass/fail": {"p": "pass", "f": "fail"}}
+NAVIGATION = {"n": "next", "b": "previous", "u": "next_unlabelled"}
 
 
 class LabellingWidget:
@@ -39,7 +56,9 @@ class LabellingWidget:
             table was loaded from).
         scale: ``"1-5"`` (a score, like an LLM judge's) or ``"pass/fail"`` (a verdict).
         labeller: who labels, written into each label.
-        advance: whether the widget's label buttons move on to the next row.
+        advance: whether a label (button or key) moves on to the next row at once; off by default so a note
+            can follow the label.
+        blind: hide the judge's verdict on a row until it is labelled (default on).
     """
 
     def __init__(
@@ -50,15 +69,19 @@ class LabellingWidget:
         scale: str = "1-5",
         *,
         labeller: str = "",
-        advance: bool = True,
+        advance: bool = False,
+        blind: bool = True,
     ):
         if scale not in SCALES:
             raise ValueError(f"scale={scale!r}: choose one of {', '.join(map(repr, SCALES))}")
         self.evaluator = evaluator
         self.scale = scale
         self.field, self.choices = SCALES[scale]
+        self.label_keys = LABEL_KEYS[scale]  # key -> label value, for press() and the view's key box
         self.labeller = labeller
         self.advance = advance
+        self.blind = bool(blind)
+        self.df = df
         self.rows = _rows_to_label(df, evaluator)
         if not len(self.rows):
             raise ValueError(
@@ -66,6 +89,7 @@ class LabellingWidget:
             )
         self.labels_path = Path(labels_path) if labels_path is not None else _default_path(df)
         self.position = 0
+        self.changes = 0  # labels given here (the view recomputes its agreement panel when it changes)
         self._notes: dict[tuple, str] = {}  # notes typed before the row's label, kept until it is given
         self._view = None
         self._load_labels()
@@ -86,13 +110,42 @@ class LabellingWidget:
 
         self._labels = Labels.load(self.labels_path, missing_ok=True, labeller=self.labeller)
 
-    def _stored_label(self, key: tuple) -> dict | None:
-        return self._labels.get(key[0], key[1], self.evaluator)
+    def _label_at(self, position: int) -> dict | None:
+        """The stored label of row ``position`` if it was given for this row's prompt (any scale), else None."""
+        from evalkit.analysis.labels import label_matches
 
-    def _store_label(self, key: tuple, value: Any, note: str) -> dict:
-        """Set the label of row ``key`` (item, turn) and write the labels file at once."""
-        label = self._labels.set(key[0], key[1], self.evaluator, note=note, **{self.field: value})
+        key = self._key(position)
+        stored = self._labels.get(key[0], key[1], self.evaluator)
+        if stored is None or not label_matches(stored, self._prompt(position)):
+            return None
+        return stored
+
+    def _stale_at(self, position: int) -> bool:
+        """Whether a label is stored at row ``position``'s place but for another prompt."""
+        key = self._key(position)
+        return (
+            self._labels.get(key[0], key[1], self.evaluator) is not None and self._label_at(position) is None
+        )
+
+    def _stored_label(self, position: int) -> dict | None:
+        """The row's label on this widget's scale (its ``field`` set), or None: the row is unlabelled."""
+        stored = self._label_at(position)
+        return stored if stored is not None and stored.get(self.field) is not None else None
+
+    def _store_label(self, position: int, value: Any, note: str, *, new_value: bool = True) -> dict:
+        """Set the label of row ``position`` with the prompt's fingerprint and write the labels file at once.
+        The other scale's field of a label given for the same prompt is kept (a score beside a verdict).
+        ``new_value`` False (a note edit) leaves ``changes`` alone, so the agreement panel is not recomputed
+        for every key typed in a note."""
+        key = self._key(position)
+        fields = {"score": None, "verdict": None}
+        fields.update({k: v for k, v in (self._label_at(position) or {}).items() if k in fields})
+        fields[self.field] = value
+        label = self._labels.set(
+            key[0], key[1], self.evaluator, note=note, prompt=self._prompt(position), **fields
+        )
         self._labels.save(self.labels_path)
+        self.changes += new_value
         return label
 
     # Navigation --------------------------------------------------------------------------------------
@@ -111,12 +164,36 @@ class LabellingWidget:
         return self.go(self.position - 1)
 
     def next_unlabelled(self) -> dict:
-        """Move to the first unlabelled row after this one (wrapping around; stays when all are labelled)."""
+        """Move to the first unlabelled row after this one, in table order, wrapping around (this row comes
+        last; stays when every row is labelled). Unlabelled: no label on this widget's scale for the row's
+        current prompt, so a stale label or one of the other scale does not make a row count as done."""
         for step in range(1, len(self) + 1):
             position = (self.position + step) % len(self)
-            if self._stored_label(self._key(position)) is None:
+            if self._stored_label(position) is None:
                 return self.go(position)
         return self.current()
+
+    def press(self, key: str) -> dict:
+        """Act on one key as the view's key box does: ``1``-``5`` (``p`` / ``f`` on the pass/fail scale) label
+        the row, ``n`` next, ``b`` back, ``u`` next unlabelled. Returns ``current()``."""
+        pressed = str(key).strip().lower()
+        labels = self.label_keys
+        if pressed in labels:
+            self.set_label(labels[pressed])
+            if self.advance and self.position < len(self) - 1:
+                self.next()
+            return self.current()
+        if pressed in NAVIGATION:
+            return getattr(self, NAVIGATION[pressed])()
+        keys = ", ".join(labels)
+        raise EvalkitError(
+            f"key {key!r} does nothing here: {keys} label the row, n next, b back, u next unlabelled"
+        )
+
+    def set_blind(self, blind: bool) -> None:
+        """Blind mode on (the judge's verdict hidden until the row is labelled) or off (always shown)."""
+        self.blind = bool(blind)
+        self._refresh()
 
     # The current row ---------------------------------------------------------------------------------
     def _key(self, position: int | None = None) -> tuple:
@@ -124,36 +201,51 @@ class LabellingWidget:
         turn = row.get("turn")
         return (int(row["item"]), None if turn is None or _is_missing(turn) else int(turn))
 
+    def _prompt(self, position: int) -> str | None:
+        prompt = self.rows.iloc[position].get("prompt")
+        return prompt if isinstance(prompt, str) else None
+
     def current(self) -> dict:
-        """The row on show: item, turn, prompt, response, the judge's score / result / reason, and the
-        human label and note given so far (None / "" when not labelled)."""
+        """The row on show: item, turn, prompt, response, expected_response, context, the judge's score /
+        result / reason (None while ``judge_hidden``: blind mode and not labelled yet), the label and note
+        given so far (None / "" when not labelled), and ``stale_label`` (a label stored here was given for
+        another prompt)."""
         row = self.rows.iloc[self.position]
         key = self._key()
-        stored = self._stored_label(key) or {}
-        score_column = _score_column(self.evaluator)
+        labelled = self._stored_label(self.position)
+        given = self._label_at(self.position) or {}
+        hidden = self.blind and labelled is None
+        judge = {
+            "judge_score": _value(row.get(_score_column(self.evaluator))),
+            "judge_result": _value(row.get(f"{self.evaluator}_result")),
+            "judge_reason": _text(row.get(f"{self.evaluator}_reason"))
+            or _text(row.get(f"{self.evaluator}_error")),
+        }
+        if hidden:
+            judge = dict.fromkeys(judge)
         return {
             "position": self.position,
             "item": key[0],
             "turn": key[1],
             "prompt": _text(row.get("prompt")),
             "response": _text(row.get("response")),
-            "judge_score": _value(row.get(score_column)),
-            "judge_result": _value(row.get(f"{self.evaluator}_result")),
-            "judge_reason": _text(row.get(f"{self.evaluator}_reason"))
-            or _text(row.get(f"{self.evaluator}_error")),
-            "label": stored.get(self.field),
-            "note": stored.get("note", self._notes.get(key, "")),
+            "expected_response": _text(row.get("expected_response")),
+            "context": _text(row.get("context")),
+            **judge,
+            "judge_hidden": hidden,
+            "label": None if labelled is None else labelled[self.field],
+            "note": self._notes.get(key, given.get("note", "")),
+            "stale_label": self._stale_at(self.position),
         }
 
     def set_label(self, value: Any, note: str | None = None) -> dict:
         """Label the current row ``value`` (1-5, or "pass" / "fail") and save; ``note`` replaces the note
-        (None keeps the one given so far). Returns the stored label."""
+        (None keeps the one typed or given so far). Stays on the row. Returns the stored label."""
         value = self._check(value)
         key = self._key()
         if note is None:
-            stored = self._stored_label(key)
-            note = stored["note"] if stored else self._notes.get(key, "")
-        label = self._store_label(key, value, note)
+            note = self._notes.get(key, (self._label_at(self.position) or {}).get("note", ""))
+        label = self._store_label(self.position, value, note)
         self._notes.pop(key, None)
         self._refresh()
         return label
@@ -161,9 +253,10 @@ class LabellingWidget:
     def set_note(self, note: str) -> None:
         """Set the current row's note: saved with its label at once, or kept until the row is labelled."""
         key = self._key()
-        stored = self._stored_label(key)
+        stored = self._stored_label(self.position)
         if stored is not None:
-            self._store_label(key, stored[self.field], note)
+            self._store_label(self.position, stored[self.field], note, new_value=False)
+            self._notes.pop(key, None)
         else:
             self._notes[key] = note
         self._refresh()
@@ -184,7 +277,7 @@ class LabellingWidget:
 
     # Summaries ---------------------------------------------------------------------------------------
     def labelled_count(self) -> int:
-        return sum(self._stored_label(self._key(p)) is not None for p in range(len(self)))
+        return sum(self._stored_label(p) is not None for p in range(len(self)))
 
     def labels_frame(self) -> pd.DataFrame:
         """This evaluator's labels of the rows on show, beside the judge: item, turn, label, note,
@@ -193,10 +286,10 @@ class LabellingWidget:
 
         records = []
         for position in range(len(self)):
-            key = self._key(position)
-            stored = self._stored_label(key)
+            stored = self._stored_label(position)
             if stored is None:
                 continue
+            key = self._key(position)
             row = self.rows.iloc[position]
             judge_score = _value(row.get(_score_column(self.evaluator)))
             judge_result = _value(row.get(f"{self.evaluator}_result"))
@@ -221,11 +314,35 @@ class LabellingWidget:
         frame = pd.DataFrame(records, columns=columns)
         return frame.astype({"turn": "Int64"})
 
+    def agreement(self, *, resamples: int = 500, seed: int | None = None) -> Calibration | None:
+        """:func:`evalkit.analysis.calibration.calibrate` of this evaluator on the rows labelled so far (on
+        this widget's scale), or None while no row is labelled. Raises EvalkitError when the judge cannot be
+        calibrated on this scale (e.g. no numeric scores to set beside 1-5 labels)."""
+        import pandas as pd
+
+        from evalkit.analysis.calibration import calibrate
+
+        entries = [label for p in range(len(self)) if (label := self._stored_label(p)) is not None]
+        if not entries:
+            return None
+        options = {} if seed is None else {"seed": seed}
+        return calibrate(
+            self.df,
+            self.evaluator,
+            pd.DataFrame(entries),
+            evaluator=self.evaluator,
+            on=self.field,
+            resamples=resamples,
+            **options,
+        )
+
     # The view ----------------------------------------------------------------------------------------
     def widget(self):
-        """The ipywidgets view: the row, the judge's verdict, label buttons, a note, previous / next."""
+        """The ipywidgets view (:class:`evalkit.notebook.labelling_view.LabellingView`)."""
         if self._view is None:
-            self._view = _LabellingView(self)
+            from evalkit.notebook.labelling_view import LabellingView
+
+            self._view = LabellingView(self)
         return self._view.container
 
     @property
@@ -242,95 +359,6 @@ class LabellingWidget:
     def _refresh(self) -> None:
         if self._view is not None:
             self._view.refresh()
-
-
-class _LabellingView:
-    """ipywidgets over a ``LabellingWidget``; ``buttons`` (one per label value), ``note``, ``previous``,
-    ``next``, ``next_unlabelled``, ``header``, ``body`` and ``status`` are its controls."""
-
-    def __init__(self, model: LabellingWidget):
-        import ipywidgets as w
-
-        self.model = model
-        self._syncing = False
-        self.header = w.HTML()
-        self.body = w.HTML(layout=w.Layout(width="100%"))
-        self.buttons = {}
-        for choice in model.choices:
-            button = w.Button(description=str(choice), layout=w.Layout(width="64px"))
-            button.on_click(lambda _b, choice=choice: self._label_clicked(choice))
-            self.buttons[choice] = button
-        self.note = w.Textarea(placeholder="note (optional)", continuous_update=False,
-                               layout=w.Layout(width="100%", height="60px"))  # fmt: skip
-        self.note.observe(self._note_edited, names="value")
-        self.previous = w.Button(description="Previous", icon="arrow-left")
-        self.previous.on_click(lambda _b: model.previous())
-        self.next = w.Button(description="Next", icon="arrow-right")
-        self.next.on_click(lambda _b: model.next())
-        self.next_unlabelled = w.Button(description="Next unlabelled", icon="forward")
-        self.next_unlabelled.on_click(lambda _b: model.next_unlabelled())
-        self.status = w.HTML()
-        from evalkit.notebook.snapshot import SnapshotBox
-
-        self.container = SnapshotBox(
-            [
-                self.header,
-                self.body,
-                w.HBox(
-                    [w.HTML(f"<b>Your label ({html.escape(model.scale)})</b>&nbsp;"), *self.buttons.values()]
-                ),
-                self.note,
-                w.HBox([self.previous, self.next, self.next_unlabelled]),
-                self.status,
-            ],
-            layout=w.Layout(width="100%"),
-            snapshot=lambda: self.header.value + self.body.value + self.status.value,
-            text=lambda: (
-                f"<LabellingWidget {model.evaluator!r}: {model.labelled_count()} of {len(model)} labelled>"
-            ),
-        )
-        self.refresh()
-
-    def _label_clicked(self, choice) -> None:
-        try:
-            self.model.set_label(choice)
-        except Exception as exc:  # noqa: BLE001 - the widget's only way to report it
-            self.status.value = f"<span style='color:#842029'>{html.escape(str(exc))}</span>"
-            return
-        if self.model.advance and self.model.position < len(self.model) - 1:
-            self.model.next()
-
-    def _note_edited(self, change) -> None:
-        if not self._syncing:
-            self.model.set_note(change["new"])
-
-    def refresh(self) -> None:
-        model = self.model
-        row = model.current()
-        where = f"item {row['item']}" + ("" if row["turn"] is None else f", turn {row['turn']}")
-        self.header.value = (
-            f"<b>{html.escape(model.evaluator)}</b> &middot; row {model.position + 1} of {len(model)} "
-            f"({html.escape(where)}) &middot; {model.labelled_count()} labelled"
-        )
-        judge = "not judged" if row["judge_score"] is None else f"{row['judge_score']:g}"
-        verdict = f" ({row['judge_result']})" if row["judge_result"] else ""
-        self.body.value = (
-            _block("Prompt", row["prompt"])
-            + _block("Response", row["response"])
-            + _block(f"Judge: {judge}{verdict}", row["judge_reason"])
-        )
-        for choice, button in self.buttons.items():
-            button.button_style = "info" if row["label"] == choice else ""
-        self._syncing = True
-        try:
-            if self.note.value != row["note"]:
-                self.note.value = row["note"]
-        finally:
-            self._syncing = False
-        label = "no label yet" if row["label"] is None else f"labelled {row['label']}"
-        self.status.value = f"{label} &middot; saved in {html.escape(str(model.labels_path))}"
-        self.previous.disabled = model.position == 0
-        self.next.disabled = model.position == len(model) - 1
 
 
 # Helpers ---------------------------------------------------------------------------------------------------
@@ -373,11 +401,3 @@ def _value(value: Any) -> Any:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
-
-
-def _block(title: str, text: str) -> str:
-    return (
-        f"<div style='margin:4px 0'><b>{html.escape(title)}</b>"
-        f"<div style='white-space:pre-wrap;border-left:3px solid #ccc;padding-left:8px'>"
-        f"{html.escape(text) or '<i>(empty)</i>'}</div></div>"
-    )

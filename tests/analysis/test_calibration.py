@@ -182,14 +182,24 @@ def test_labels_round_trip(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["demo.labels.json"]  # no temporary file left
 
     data = json.loads(path.read_text())
-    assert data["version"] == 1
+    assert data["version"] == 2
     assert [(e["item"], e["turn"], e["evaluator"]) for e in data["labels"]] == [
         (0, None, "Coherence"),
         (0, None, "Relevance"),
         (2, 1, "Relevance"),
     ]
     first = data["labels"][0]
-    assert set(first) == {"item", "turn", "evaluator", "score", "verdict", "note", "labeller", "at"}
+    assert set(first) == {
+        "item",
+        "turn",
+        "evaluator",
+        "score",
+        "verdict",
+        "note",
+        "labeller",
+        "at",
+        "prompt_sha256",
+    }
     assert first["verdict"] == "fail" and first["score"] is None and first["labeller"] == "bo"
     assert data["labels"][2]["score"] == 2 and data["labels"][2]["note"] == "wrong turn"
     assert data["labels"][2]["labeller"] == "ana"
@@ -200,7 +210,17 @@ def test_labels_round_trip(tmp_path):
     assert loaded.get(2, 1, "Relevance")["score"] == 2
     assert loaded.remove(0, None, "Coherence") and not loaded.remove(0, None, "Coherence")
     frame = Labels.load(path).frame()
-    assert list(frame.columns) == ["item", "turn", "evaluator", "score", "verdict", "note", "labeller", "at"]
+    assert list(frame.columns) == [
+        "item",
+        "turn",
+        "evaluator",
+        "score",
+        "verdict",
+        "note",
+        "labeller",
+        "at",
+        "prompt_sha256",
+    ]
     assert str(frame["turn"].dtype) == "Int64" and str(frame["score"].dtype) == "Int64"
     assert frame["turn"].isna().tolist() == [True, True, False]
 
@@ -248,7 +268,7 @@ def test_label_files_are_validated(tmp_path):
     cases = [
         ("{not json", "not valid JSON"),
         ({"version": 1, "items": []}, "it looks like an eval document"),
-        ({"version": 2, "labels": []}, "has version 2"),
+        ({"version": 3, "labels": []}, "has version 3"),
         ({"version": 1, "labels": {}}, '"labels" must be a list'),
         ({"version": 1, "labels": [{**label, "score": 9}]}, "label #0"),
         ({"version": 1, "labels": [{**label, "colour": "red"}]}, "unknown field(s) colour"),

@@ -355,8 +355,10 @@ def judged(tmp_path) -> pd.DataFrame:
 def test_labels_are_saved_beside_the_document_and_reloaded(judged, tmp_path):
     widget = LabellingWidget(judged, "forbidden_terms")
     assert widget.labels_path == tmp_path / "demo.labels.json"
-    assert widget.current()["judge_reason"] and widget.current()["label"] is None
+    assert widget.current()["judge_hidden"] and widget.current()["judge_reason"] is None  # blind by default
+    assert widget.current()["label"] is None
     widget.set_label(4, note="fine")
+    assert widget.current()["judge_reason"]  # shown once labelled
     widget.go(len(widget) - 1)  # the last turn of the thread
     widget.set_note("typed before the label")
     assert not any(entry["turn"] == 2 for entry in json.loads(widget.labels_path.read_text())["labels"])
@@ -396,7 +398,7 @@ def test_the_labelling_widget_labels_advances_and_navigates(judged, tmp_path):
     import ipywidgets
 
     judged.loc[0, "response"] = "<script>alert(1)</script>"
-    model = LabellingWidget(judged, "forbidden_terms", labels_path=tmp_path / "w.labels.json")
+    model = LabellingWidget(judged, "forbidden_terms", labels_path=tmp_path / "w.labels.json", advance=True)
     assert isinstance(model.widget(), ipywidgets.VBox)
     view = model.view
     assert view.previous.disabled and "row 1 of" in view.header.value
