@@ -97,7 +97,8 @@ _CAPTURE = _Capture()
 
 def _promptflow_loggers() -> list[logging.Logger]:
     """promptflow's loggers: each has its own stderr handler and does not propagate."""
-    names = [n for n in logging.root.manager.loggerDict if n == "promptflow" or n.startswith("promptflow.")]
+    names = list(logging.root.manager.loggerDict)  # one step: other threads may add loggers meanwhile
+    names = [n for n in names if n == "promptflow" or n.startswith("promptflow.")]
     return [logging.getLogger(n) for n in names]
 
 
