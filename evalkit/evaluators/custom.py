@@ -31,7 +31,8 @@ from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.span_docs import SpanDocumentEvaluator
 from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT, run_with_time_limit
 from evalkit.evaluators.worker_process import can_fork, run_in_workers
-from evalkit.judges.pool import JudgeFailure, find_error
+from evalkit.judges.pool import JudgeFailure, classify, find_error
+from evalkit.judges.promptflow_calls import fold, promptflow_call
 from evalkit.judges.prompty import load as load_prompty
 from evalkit.judges.prompty import neutralise_role_markers
 
@@ -250,31 +251,41 @@ class CustomJudge(LLMJudge):
         def run() -> dict:
             if isinstance(instance, JudgeFailure):
                 raise instance
-            try:
-                return instance(**inputs)
-            except JudgeFailure:
-                raise
-            except Exception as exc:  # noqa: BLE001 - user code; what is not recognised here is re-raised
-                # Whatever the response format: promptflow parsing a json_object answer, the wrapper's own
-                # json.loads of a text answer, or the wrapper reading a score the answer does not hold.
-                garbled = find_error(exc, json.JSONDecodeError)
-                if garbled is not None:
-                    raise JudgeFailure(
-                        f"could not parse score: the judge's answer is not well-formed JSON ({garbled}). "
-                        f"{UNPARSEABLE_HINT}",
-                        "judgeOutputUnparseable",
-                    ) from exc
-                if isinstance(exc, _READING_ERRORS) and self._reading_the_answer(exc):
-                    raise JudgeFailure(
-                        f"could not parse score: {self.name}.py could not read the judge's answer "
-                        f"({type(exc).__name__}: {exc}). {UNPARSEABLE_HINT}",
-                        "judgeOutputUnparseable",
-                    ) from exc
-                if isinstance(exc, TypeError):
-                    raise JudgeFailure(signature_message(exc)) from exc
-                raise
+            # promptflow's own retries off: one pool attempt is one request; its log lines come back here.
+            with promptflow_call() as heard:
+                try:
+                    return instance(**inputs)
+                except Exception as exc:  # noqa: BLE001 - user code: classified, with what promptflow said
+                    failure = fold(self._failure(exc), heard)
+                    if failure is exc:
+                        raise
+                    raise failure from exc
 
         return run
+
+    def _failure(self, exc: Exception) -> JudgeFailure:
+        """What a wrapper's exception means: an unreadable answer, a signature mistake, or (``classify``) an
+        HTTP status, a timeout, a connection error."""
+        if isinstance(exc, JudgeFailure):
+            return exc
+        # Whatever the response format: promptflow parsing a json_object answer, the wrapper's own
+        # json.loads of a text answer, or the wrapper reading a score the answer does not hold.
+        garbled = find_error(exc, json.JSONDecodeError)
+        if garbled is not None:
+            return JudgeFailure(
+                f"could not parse score: the judge's answer is not well-formed JSON ({garbled}). "
+                f"{UNPARSEABLE_HINT}",
+                "judgeOutputUnparseable",
+            )
+        if isinstance(exc, _READING_ERRORS) and self._reading_the_answer(exc):
+            return JudgeFailure(
+                f"could not parse score: {self.name}.py could not read the judge's answer "
+                f"({type(exc).__name__}: {exc}). {UNPARSEABLE_HINT}",
+                "judgeOutputUnparseable",
+            )
+        if isinstance(exc, TypeError):
+            return JudgeFailure(signature_message(exc))
+        return classify(exc)
 
     def _reading_the_answer(self, exc: BaseException) -> bool:
         """Whether ``exc`` was raised by the wrapper's own code (its innermost frame is in ``<name>.py``),

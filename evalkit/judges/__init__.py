@@ -5,6 +5,8 @@
 - ``cache``: judgments in SQLite, keyed by evaluator identity, model, parameters and inputs.
 - ``prompty``: reading ``.prompty`` files and rendering azure-ai-evaluation's own built-in prompts.
 - ``offline``: switches that keep promptflow and azure-ai-evaluation from phoning home.
+- ``promptflow_calls``: custom ``.prompty`` judges' calls with promptflow's own retries off (one request per
+  pool attempt) and its log lines folded into the error message instead of stderr.
 
 The built-in LLM judges themselves are evaluators (``evalkit.evaluators.llm_judges``): they implement the
 evaluator protocol and use this package to reach the model.

@@ -64,7 +64,8 @@ Keeping promptflow / azure-ai-evaluation off the network (tests and demos should
 
 Retries worth knowing: the openai client retries 429/5xx twice by default (honouring ``Retry-After`` and
 ``retry-after-ms``); azure-ai-evaluation's prompty retries up to 10 times and promptflow's prompty up to 10
-times with exponential backoff, so fault tests should use ``openai`` with ``max_retries=0`` or a small
+times with exponential backoff (evalkit turns promptflow's off while its custom judges call:
+``evalkit.judges.promptflow_calls``), so fault tests should use ``openai`` with ``max_retries=0`` or a small
 ``retry_after``.
 """
 
