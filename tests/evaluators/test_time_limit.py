@@ -163,6 +163,7 @@ def test_cli_help_names_the_default():
 def test_no_worker_thread_outlives_a_run_without_timeouts(runner):
     """A later fork (the parallel CSV/HTML writer) is only safe when no other thread runs."""
     df = pd.DataFrame({"prompt": ["a", "b"], "response": ["r", "r"]})
+
     # Only evalkit's evaluator threads count: earlier tests may leave daemon threads of their own (abandoned
     # judge calls, servers shutting down) that come and go while this test runs.
     def evaluator_threads():

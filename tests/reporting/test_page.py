@@ -44,11 +44,7 @@ def test_figures_carry_binned_counts_and_one_shared_template():
 
 
 def test_rate_text():
-    assert (
-        rate_text(0.875) == "87.5%"
-        and rate_text(float("nan")) == "\u2013"
-        and rate_text(None) == "\u2013"
-    )
+    assert rate_text(0.875) == "87.5%" and rate_text(float("nan")) == "\u2013" and rate_text(None) == "\u2013"
 
 
 def test_trace_entries_are_offsets_durations_and_depths():
