@@ -45,7 +45,11 @@ STARTUP_LIMIT = 60.0
 
 _REQUEST = struct.Struct("<Id")  # payload length, seconds the call may take
 _REPLY = struct.Struct("<I")  # answer length
-_BOOT = "import sys; from evalkit.spans.evaluator_workers import serve; serve(sys.argv[1], sys.argv[2])"
+# evalkit's folder goes last on the path: importable as in this process, shadowing nothing installed
+_BOOT = (
+    "import sys; sys.path.append(sys.argv[3]); "
+    "from evalkit.spans.evaluator_workers import serve; serve(sys.argv[1], sys.argv[2])"
+)
 
 
 class _Ended(Exception):
@@ -133,14 +137,11 @@ class _Worker:
     """One worker process and the parent's end of its pipes."""
 
     def __init__(self, name: str, path: Path):
-        env = dict(os.environ)
-        home = str(Path(__file__).resolve().parents[2])  # evalkit importable as in this process
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (home, env.get("PYTHONPATH")) if p)
+        home = str(Path(__file__).resolve().parents[2])
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, name, str(path)],
+            [sys.executable, "-c", _BOOT, name, str(path), home],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env=env,
         )
         self._in = self.process.stdin.fileno()
         self._out = self.process.stdout.fileno()
@@ -264,5 +265,8 @@ def serve(name: str, path: str) -> None:
             return
         event = json.loads(payload)
         fields = call_fields(handler, event, LambdaContext(name, timeout), source)
-        answer = json.dumps(fields, separators=(",", ":")).encode()
+        # raw characters, lone surrogates included: the parent reads exactly the strings the handler returned
+        answer = json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8", "surrogatepass"
+        )
         _write_all(answers, _REPLY.pack(len(answer)) + answer)

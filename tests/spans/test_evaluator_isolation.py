@@ -138,6 +138,29 @@ def test_a_worker_imports_its_evaluator_once_and_answers_every_call(custom):
     assert len(pids) == 1 and str(os.getpid()) not in pids
 
 
+def test_what_a_handler_prints_does_not_disturb_its_answers(custom, capfd):
+    write(
+        custom,
+        "chatty",
+        r"""
+        EVALUATION_LEVEL = "SESSION"
+        import sys
+        print("loading chatty")
+        def lambda_handler(event, context):
+            print("x" * 100000)
+            sys.stdout.flush()
+            text = "caf\u00e9 \ud83d\ude00 \ud800"  # a lone surrogate passes through JSON, as in-process
+            return {"label": "PASS", "value": 1.0, "explanation": text}
+        """,
+    )
+    results = spans.evaluate_spans(MARKET, ["chatty"], custom_dir=custom)
+    in_process = spans.evaluate_spans(MARKET, ["chatty"], custom_dir=custom, isolate=False)
+    assert [r.get("errorCode") for r in results] == [None, None]
+    assert results == in_process
+    assert results[0]["explanation"] == "caf\u00e9 \ud83d\ude00 \ud800"
+    assert "loading chatty" in capfd.readouterr().err  # the worker's prints go to standard error
+
+
 def test_isolate_false_calls_the_handler_in_this_process(custom):
     results = spans.evaluate_spans(MARKET, ["count"], custom_dir=custom, isolate=False)
     assert {r["explanation"].split()[0] for r in results} == {str(os.getpid())}
