@@ -2,7 +2,7 @@
 
 Prints load time, evaluation time, sessions per second and peak memory; asserts nothing.
 
-    .venv/bin/python benchmarks/bench_spans.py [--sessions 10000]
+    .venv/bin/python benchmarks/bench_spans.py [--sessions 10000] [--in-process]
 """
 
 from __future__ import annotations
@@ -64,6 +64,11 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="call the handlers in this process (isolate=False) instead of in worker processes",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "spans.jsonl"
@@ -77,7 +82,7 @@ def main() -> None:
         names = ("tool_response_schema", "stock_price_drift", "workflow_contract", "pii_leak")
         evaluators = [load_span_evaluator(name, REPO / "custom-evaluators") for name in names]
         started = time.perf_counter()
-        results = evaluate_spans(frame, evaluators)
+        results = evaluate_spans(frame, evaluators, isolate=not args.in_process)
         evaluated = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     errors = sum("errorCode" in r for r in results)

@@ -16,6 +16,9 @@ import time
 import uuid
 from typing import Any
 
+from evalkit.spans.results import EXCEPTION, INVALID
+from evalkit.spans.span_evaluator import source_line
+
 #: AWS Lambda's (and AgentCore's) time limit for one evaluator call, in seconds.
 DEFAULT_TIMEOUT = 300.0
 #: The service keeps this many characters of an explanation.
@@ -162,3 +165,31 @@ class Caller:
         if self._worker is not None:
             self._worker.jobs.put(None)
             self._worker = None
+
+
+def call_fields(handler, event: dict, context: LambdaContext, path) -> dict:
+    """Call ``handler`` here and now; the result fields of what it did (a response, or an error entry).
+
+    Shared by the in-thread caller and the worker processes, so a result reads the same wherever it ran.
+    """
+    try:
+        out = handler(event, context)
+    except BaseException as exc:  # noqa: BLE001 - user code: any failure is an error result
+        return exception_fields(exc, path)
+    return response_fields(out)
+
+
+def exception_fields(exc: BaseException, path) -> dict:
+    """The error entry of a handler that raised ``exc`` (with the line in the evaluator's file)."""
+    return {
+        "errorCode": EXCEPTION,
+        "errorMessage": f"lambda_handler raised {type(exc).__name__}: {exc}{source_line(exc, path)}",
+    }
+
+
+def response_fields(out: Any) -> dict:
+    """``read_response``, with a contract violation as an error entry."""
+    try:
+        return read_response(out)
+    except InvalidResponse as exc:
+        return {"errorCode": INVALID, "errorMessage": str(exc)}

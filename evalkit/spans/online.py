@@ -22,7 +22,10 @@ This is the local counterpart of AgentCore Evaluations' online mode, with the sa
 * **Evaluation** (``session_evaluation``). Up to 10 evaluators (as AgentCore allows; code-based and
   LLM-as-judge ones such as ``Builtin.Helpfulness``, judged through one ``SpanJudges``: the model from the
   environment, the judge pool and cache) run on each sampled complete session, once; the results and the
-  ``evaluated`` mark are committed together.
+  ``evaluated`` mark are committed together. Code-based evaluators run in worker processes
+  (``evaluator_workers``, one pool for the receiver's life): a call that hangs is killed at
+  ``evaluator_timeout`` (``Timeout``), one that crashes its process gives ``EvaluatorCrashed``, and intake
+  never waits for either.
 * **Outputs** (``exports``). ``DIR/results.jsonl`` (OTel ``gen_ai.evaluation.result`` events) and
   ``DIR/metrics.jsonl`` (CloudWatch EMF), both carrying the configuration name (``config_name``, default the
   store folder's name) as AgentCore's ``onlineEvaluationConfigId``, resumed after a crash; with ``alarm_threshold``, an alarm when an
@@ -42,6 +45,7 @@ from typing import Any
 
 from evalkit.documents.redaction import install_log_redaction, register_secret, register_url_credentials
 from evalkit.errors import EvalkitError
+from evalkit.spans.evaluator_workers import EvaluatorWorkers
 from evalkit.spans.exports import NAMESPACE, PassRateAlarm, export_results
 from evalkit.spans.intake import MAX_BODY, IntakeHandler, ingest_request
 from evalkit.spans.invocation import DEFAULT_TIMEOUT
@@ -137,6 +141,7 @@ class OnlineEvaluation:
         self._wake = threading.Event()
         self._httpd: http.server.ThreadingHTTPServer | None = None
         self._threads: list[threading.Thread] = []
+        self._workers = EvaluatorWorkers()
         self.port: int | None = None
 
     # lifecycle
@@ -168,6 +173,7 @@ class OnlineEvaluation:
             self._httpd.server_close()
         for thread in self._threads:
             thread.join(timeout=30)
+        self._workers.close()
         if self.store is not None:
             self.store.close()
             self.store = None
@@ -225,6 +231,7 @@ class OnlineEvaluation:
                     self.evaluator_timeout,
                     self.judges,
                     config_id=self.config_name,
+                    workers=self._workers,
                 )
             export_results(self.folder, store, self.namespace)
         if finished:

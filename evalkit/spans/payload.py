@@ -136,6 +136,14 @@ def build_payload(
     head: str, group: SessionSpans, trace_id: str | None, span_id: str | None, refs: str
 ) -> tuple[dict | None, int, int]:
     """``(event, spans dropped, spans of the session)`` of one call; no event when even its target is too large."""
+    text, dropped, total = payload_text(head, group, trace_id, span_id, refs)
+    return (None if text is None else json.loads(text)), dropped, total
+
+
+def payload_text(
+    head: str, group: SessionSpans, trace_id: str | None, span_id: str | None, refs: str
+) -> tuple[str | None, int, int]:
+    """``build_payload`` as JSON text: what goes to an evaluator worker process, which parses it itself."""
     target = None if trace_id is None else {"traceIds": [trace_id]}
     if span_id is not None:
         target["spanIds"] = [span_id]
@@ -146,7 +154,7 @@ def build_payload(
         return None, 0, len(texts)
     dropped = len(texts) - len(keep)
     body = ",".join(texts) if not dropped else ",".join(texts[i] for i in keep)
-    return json.loads(head + body + tail), dropped, len(texts)
+    return head + body + tail, dropped, len(texts)
 
 
 def spans_that_fit(

@@ -20,6 +20,7 @@ TIMEOUT = "Timeout"
 EXCEPTION = "EvaluatorException"
 INVALID = "InvalidEvaluatorResponse"
 TOO_LARGE = "PayloadTooLarge"
+CRASHED = "EvaluatorCrashed"  # the worker process died during the call (os._exit, a segfault)
 #: The columns of ``results_frame`` (and results.csv).
 RESULT_COLUMNS = (
     "evaluatorName",

@@ -20,6 +20,7 @@ from evalkit.spans.loading import from_documents
 from evalkit.spans.session_tracking import Filter, session_matches
 
 if TYPE_CHECKING:
+    from evalkit.spans.evaluator_workers import EvaluatorWorkers
     from evalkit.spans.judge_runner import SpanJudges
     from evalkit.spans.llm_evaluator import LLMSpanEvaluator
     from evalkit.spans.span_evaluator import SpanEvaluator
@@ -49,11 +50,13 @@ def evaluate_session(
     judges: SpanJudges | None = None,
     *,
     config_id: str | None = None,
+    workers: EvaluatorWorkers | None = None,
 ) -> bool:
     """Evaluate (or skip) one complete session and commit the outcome; whether the session was finished.
 
     Each result is stamped with ``config_id`` (the online evaluation configuration, AgentCore's
     ``onlineEvaluationConfigId``) when one is given, so exports after a restart keep the name it ran under.
+    ``workers`` is the receiver's pool of evaluator worker processes, kept from session to session.
     """
     if not is_sampled or not evaluators:
         return store.finish(session_id, "skipped", [])
@@ -62,7 +65,9 @@ def evaluate_session(
         return store.finish(session_id, "skipped", [])
     frame = from_documents(docs, f"session {session_id}")
     frame.loc[frame["session_id"].isna(), "session_id"] = session_id
-    results = evaluate_spans(frame, evaluators, session=session_id, timeout=timeout, judges=judges)
+    results = evaluate_spans(
+        frame, evaluators, session=session_id, timeout=timeout, judges=judges, workers=workers
+    )
     service = _service_name(docs)
     for entry in results:
         entry["passed"] = passed(entry)

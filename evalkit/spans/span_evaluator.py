@@ -128,6 +128,12 @@ def load_span_evaluator(
     )
 
 
+def import_evaluator(name: str, path: Path):
+    """Import the evaluator module at ``path`` as the Lambda runtime would (its folder on ``sys.path``); an
+    import failure is an ``EvaluatorConfigError``. Worker processes load their evaluator with it."""
+    return _import(name, path)
+
+
 def _import(name: str, path: Path):
     module_name = f"evalkit_span_evaluators.{name}"
     spec = importlib.util.spec_from_file_location(module_name, path)

@@ -374,7 +374,7 @@ def test_one_call_per_session_trace_or_tool_span_with_the_exact_payload(tmp_path
     assert ev.level == level
     assert re.fullmatch(r"recorder-[0-9a-f]{10}", ev.evaluator_id)
     df = spans.load(MARKET)
-    results = spans.evaluate_spans(df, [ev])
+    results = spans.evaluate_spans(df, [ev], isolate=False)
 
     calls = ev.module.CALLS
     assert len(calls) == len(targets)
@@ -439,7 +439,9 @@ def test_level_option_session_filter_and_reference_inputs(tmp_path):
         "context": {"spanContext": {"sessionId": "sess-a", "traceId": T1}},
         "expectedResponse": {"text": "x"},
     }
-    results = spans.evaluate_spans(MARKET, [ev], session="sess-b", reference_inputs=[reference, other])
+    results = spans.evaluate_spans(
+        MARKET, [ev], session="sess-b", reference_inputs=[reference, other], isolate=False
+    )
     assert [r["context"]["spanContext"]["sessionId"] for r in results] == ["sess-b"]
     assert ev.module.CALLS[0]["event"]["evaluationReferenceInputs"] == [reference]
     with pytest.raises(EvalkitError, match="'sess-z' not found"):
@@ -465,7 +467,7 @@ def test_a_handler_cannot_corrupt_the_spans_of_later_calls(tmp_path):
     )
     df = spans.load(MARKET)
     before = json.dumps(df["document"].tolist())
-    spans.evaluate_spans(df, [ev])
+    spans.evaluate_spans(df, [ev], isolate=False)
     assert ev.module.SEEN == [8, 8, 2]
     assert json.dumps(df["document"].tolist()) == before
 
@@ -473,7 +475,7 @@ def test_a_handler_cannot_corrupt_the_spans_of_later_calls(tmp_path):
 def test_session_spans_are_in_start_order_even_from_a_reordered_frame(tmp_path):
     ev = evaluator(tmp_path, "recorder", "EVALUATION_LEVEL = 'SESSION'\n" + textwrap.dedent(RECORDER))
     df = spans.load(MARKET)
-    spans.evaluate_spans(df.iloc[::-1], [ev], session="sess-a")
+    spans.evaluate_spans(df.iloc[::-1], [ev], session="sess-a", isolate=False)
     sent = ev.module.CALLS[0]["event"]["evaluationInput"]["sessionSpans"]
     assert [s["spanId"] for s in sent] == df.loc[df["session_id"] == "sess-a", "span_id"].tolist()
 
@@ -587,7 +589,9 @@ def test_a_slow_handler_times_out_and_the_run_goes_on(tmp_path):
         ("fast", None, "PASS"),
         ("fast", None, "PASS"),
     ]
-    assert results[0]["errorMessage"] == "lambda_handler did not return within 0.5 s (the Lambda time limit)"
+    assert results[0]["errorMessage"] == (
+        "lambda_handler did not return within 0.5 s (the Lambda time limit); its worker process was killed"
+    )
 
 
 def test_payloads_over_6_mb_drop_the_latest_spans_outside_the_target(tmp_path):
@@ -627,7 +631,7 @@ def test_payloads_over_6_mb_drop_the_latest_spans_outside_the_target(tmp_path):
     session_level = evaluator(
         tmp_path, "rec_session", "EVALUATION_LEVEL = 'SESSION'\n" + textwrap.dedent(recorder)
     )
-    results = spans.evaluate_spans(path, [trace_level, session_level])
+    results = spans.evaluate_spans(path, [trace_level, session_level], isolate=False)
 
     assert [seen for seen, _ in trace_level.module.SEEN] == [
         ["1", "2", "3", "4"],  # target t0: the latest span (t3) dropped
