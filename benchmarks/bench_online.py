@@ -70,11 +70,14 @@ def _body(first: int, count: int, kind: str) -> bytes:
     return ParseDict(_request(first, count, 10, False), ExportTraceServiceRequest()).SerializeToString()
 
 
-def _client(args: tuple) -> int:
-    port, kind, first, total, batch = args
+def _client(port: int, kind: str, first: int, total: int, batch: int, ready, go, answers) -> None:
+    """One load generator: encode every body first (not timed), then send them on one keep-alive connection."""
     ctype = "application/json" if kind == "json" else "application/x-protobuf"
     bodies = [_body(n, batch, kind) for n in range(first, first + total, batch)]
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    connection.connect()
+    ready.release()
+    go.wait()
     sent, times = 0, []
     for body in bodies:
         started = time.perf_counter()
@@ -86,24 +89,30 @@ def _client(args: tuple) -> int:
             raise RuntimeError(f"status {response.status}")
         sent += batch
     connection.close()
-    return sent, times
+    answers.put((sent, times))
 
 
 def _ingest(port: int, kind: str, first: int, total: int, batch: int, clients: int) -> tuple[float, float]:
     """``(spans/s, median seconds per request)`` of ``clients`` keep-alive connections sending ``total``."""
+    context = multiprocessing.get_context("spawn")
+    ready, go, answers = context.Semaphore(0), context.Event(), context.Queue()
     per = total // clients
-    jobs = [(port, kind, first + i * per, per, batch) for i in range(clients)]
-    with multiprocessing.get_context("spawn").Pool(clients) as pool:
-        pool.map(_noop, range(clients))  # start the workers before timing
-        started = time.perf_counter()
-        answers = pool.map(_client, jobs)
-        elapsed = time.perf_counter() - started
-    sent = sum(a[0] for a in answers)
-    return sent / elapsed, statistics.median(t for a in answers for t in a[1])
-
-
-def _noop(_: int) -> None:
-    import google.protobuf  # noqa: F401 - warm the import
+    workers = [
+        context.Process(target=_client, args=(port, kind, first + i * per, per, batch, ready, go, answers))
+        for i in range(clients)
+    ]
+    for worker in workers:
+        worker.start()
+    for _ in workers:
+        ready.acquire()
+    started = time.perf_counter()
+    go.set()
+    results = [answers.get() for _ in workers]
+    elapsed = time.perf_counter() - started
+    for worker in workers:
+        worker.join()
+    sent = sum(r[0] for r in results)
+    return sent / elapsed, statistics.median(t for r in results for t in r[1])
 
 
 def _delay(port: int, folder: Path, rounds: int = 20) -> list[float]:
