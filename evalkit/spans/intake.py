@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from evalkit.documents.json_input import JsonInputError, parse_json
 from evalkit.spans.otlp_json import read_otlp
+from evalkit.spans.otlp_protobuf import Unsupported, message_dict
 from evalkit.spans.session_tracking import sampled, session_ids
 
 if TYPE_CHECKING:
@@ -90,7 +91,10 @@ def _protobuf_dict(body: bytes) -> dict:
         message.ParseFromString(body)
     except DecodeError as exc:
         raise BadRequest(400, f"the body is not a valid ExportTraceServiceRequest protobuf: {exc}") from None
-    return MessageToDict(message, preserving_proto_field_name=False)
+    try:
+        return message_dict(message)  # MessageToDict's result, faster
+    except Unsupported:
+        return MessageToDict(message, preserving_proto_field_name=False)
 
 
 def _response(kind: str, rejected: int, message: str) -> tuple[bytes, str]:
