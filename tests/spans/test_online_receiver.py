@@ -141,6 +141,11 @@ def test_the_cli_refuses_a_second_receiver_with_exit_2(receivers, tmp_path):
 
 
 def _self_signed(folder) -> tuple:
+    """A self-signed certificate for localhost and 127.0.0.1 (``cryptography``, else the ``openssl`` CLI)."""
+    try:
+        import cryptography  # noqa: F401
+    except ImportError:
+        return _openssl_self_signed(folder)
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -172,6 +177,17 @@ def _self_signed(folder) -> tuple:
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         )
     )
+    return cert_path, key_path
+
+
+def _openssl_self_signed(folder) -> tuple:
+    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+         "-keyout", str(key_path), "-out", str(cert_path)],
+        check=True, capture_output=True,
+    )  # fmt: skip
     return cert_path, key_path
 
 
@@ -238,3 +254,22 @@ def test_the_cli_refuses_a_token_off_loopback_without_tls(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("Error: ") and "--tls-cert" in err and "--insecure" in err
     assert not (tmp_path / "s").exists()
+
+
+def test_the_cli_serves_https_with_tls_cert_and_tls_key(tmp_path):
+    cert, key = _self_signed(tmp_path)
+    argv = [sys.executable, "-m", "evalkit", "spans", "serve", "--store", str(tmp_path / "store"), "--port", "0",
+            "--token", "t", "--tls-cert", str(cert), "--tls-key", str(key)]  # fmt: skip
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("Receiving OTLP spans on https://127.0.0.1:"), (line, process.stderr.read())
+        port = int(line.split("https://127.0.0.1:")[1].split("/")[0])
+        context = ssl.create_default_context(cafile=str(cert))
+        connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=10)
+        connection.request("GET", "/health")
+        assert connection.getresponse().read() == b"ok\n"
+        connection.close()
+    finally:
+        process.terminate()
+        assert process.wait(30) == 0
