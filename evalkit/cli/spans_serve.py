@@ -1,6 +1,7 @@
 """``evalkit spans serve`` and ``evalkit spans status``: online evaluation of live OTLP spans.
 
-``serve`` runs an OTLP/HTTP receiver on ``--host``/``--port`` (loopback and 4318 by default) that stores spans
+``serve`` runs an OTLP/HTTP receiver on ``--host``/``--port`` (loopback and 4318 by default; HTTPS with
+``--tls-cert``/``--tls-key``; ``--token`` off loopback needs TLS or ``--insecure``) that stores spans
 in ``--store DIR`` and scores a sample of the sessions that went quiet for ``--session-timeout`` with up to 10
 Lambda-style evaluators, writing ``DIR/results.jsonl`` and ``DIR/metrics.jsonl`` (see
 ``evalkit.spans.online``). ``status`` summarises a store: sessions per state and pass rates per evaluator.
@@ -72,6 +73,23 @@ def register(commands) -> None:
     )
     sv.add_argument("--token", help="require the header Authorization: Bearer TOKEN")
     sv.add_argument(
+        "--tls-cert", metavar="PEM", help="serve HTTPS with this certificate (chain); needs --tls-key"
+    )
+    sv.add_argument("--tls-key", metavar="PEM", help="private key of --tls-cert")
+    sv.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow --token on an address other than loopback without TLS (the token crosses the network "
+        "in clear text)",
+    )
+    sv.add_argument(
+        "--idle-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=60.0,
+        help="close a connection that sends no request for SECONDS (default 60)",
+    )
+    sv.add_argument(
         "--alarm-threshold",
         metavar="RATE",
         type=parse_rate,
@@ -135,6 +153,10 @@ def serve_main(args) -> int:
         namespace=args.namespace,
         evaluator_timeout=args.timeout,
         config_name=args.config_name,
+        idle_timeout=args.idle_timeout,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        insecure=args.insecure,
     )
     try:
         server.start()

@@ -25,7 +25,9 @@ Modules, as the data flows:
   reading the answer), ``judge_runner`` (``SpanJudges``: model, pool, cache; ``evaluate_llm``) and
   ``evaluator_specs`` (a name on the command line to an evaluator of the right kind).
 - online evaluation (``evalkit spans serve``): ``online`` (``serve``: the server and its loop) with
-  ``intake`` (HTTP ``POST /v1/traces``), ``store`` (SQLite), ``session_tracking`` (timeouts, sampling,
+  ``intake`` (decoding ``POST /v1/traces``; ``otlp_protobuf`` for protobuf bodies), ``receiver`` (the aiohttp
+  server: keep-alive, idle timeout, TLS), ``store`` (SQLite, group commit), ``store_lock`` (one receiver per
+  store), ``session_tracking`` (timeouts, sampling,
   filters), ``session_evaluation`` and ``exports`` (results.jsonl, metrics.jsonl, alarms); ``online_views``
   reads a store back (``online_frame``, ``pass_rate_over_time``, ``status``).
 

@@ -10,9 +10,14 @@ This is the local counterpart of AgentCore Evaluations' online mode, with the sa
 
 ``OnlineEvaluation`` wires the parts together and runs them: an HTTP server thread and an evaluation loop.
 
-* **Receiver** (``intake``). ``POST /v1/traces`` accepts what OTLP/HTTP exporters send: protobuf or JSON,
-  optionally gzip-compressed, and answers like a collector; a body over ``max_body`` bytes gets 413, a
-  missing or wrong ``Authorization: Bearer`` token (when one is set) 401.
+* **Receiver** (``intake``, ``receiver``). ``POST /v1/traces`` accepts what OTLP/HTTP exporters send: protobuf
+  or JSON, optionally gzip-compressed, and answers like a collector; a body over ``max_body`` bytes gets 413, a
+  missing or wrong ``Authorization: Bearer`` token (when one is set) 401. aiohttp's server keeps connections
+  alive and closes those idle for ``idle_timeout`` seconds; with ``tls_cert`` and ``tls_key`` it speaks HTTPS.
+  A ``token`` on an address other than loopback needs TLS (a bearer token sent in clear text over a network
+  is a leaked token) unless ``insecure=True``.
+* **One receiver per store** (``store_lock``). A second receiver on the same store folder refuses to start,
+  naming the running one (its pid, host and URL).
 * **Durability** (``store``). Spans are committed to ``DIR/store.sqlite3`` before the 200: an acknowledged
   span is never lost, and duplicates (exporter retries) are ignored.
 * **Sessions** (``session_tracking``). A session is complete after ``session_timeout`` seconds without a new
@@ -36,7 +41,6 @@ This is the local counterpart of AgentCore Evaluations' online mode, with the sa
 
 from __future__ import annotations
 
-import http.server
 import logging
 import os
 import threading
@@ -47,11 +51,12 @@ from evalkit.documents.redaction import install_log_redaction, register_secret, 
 from evalkit.errors import EvalkitError
 from evalkit.spans.evaluator_workers import EvaluatorWorkers
 from evalkit.spans.exports import NAMESPACE, PassRateAlarm, export_results
-from evalkit.spans.intake import MAX_BODY, IntakeHandler, ingest_request
+from evalkit.spans.intake import MAX_BODY, ingest_request
 from evalkit.spans.invocation import DEFAULT_TIMEOUT
 from evalkit.spans.judge_runner import SpanJudges, needs_judges
 from evalkit.spans.lambda_runner import MAX_EVALUATORS
 from evalkit.spans.llm_evaluator import LLMSpanEvaluator
+from evalkit.spans.receiver import IDLE_TIMEOUT, ReceiverServer, is_loopback, tls_context
 from evalkit.spans.session_evaluation import evaluate_session, load_evaluator
 from evalkit.spans.session_tracking import (
     SESSION_TIMEOUT_MINUTES_RANGE,
@@ -62,6 +67,7 @@ from evalkit.spans.session_tracking import (
 )
 from evalkit.spans.span_evaluator import SpanEvaluator
 from evalkit.spans.store import Store
+from evalkit.spans.store_lock import StoreLock
 
 log = logging.getLogger("evalkit.spans.online")
 
@@ -93,7 +99,20 @@ class OnlineEvaluation:
         evaluator_timeout: float = DEFAULT_TIMEOUT,
         judges: SpanJudges | None = None,
         config_name: str | None = None,
+        idle_timeout: float = IDLE_TIMEOUT,
+        tls_cert: str | os.PathLike | None = None,
+        tls_key: str | os.PathLike | None = None,
+        insecure: bool = False,
     ):
+        self.ssl_context = tls_context(tls_cert, tls_key)
+        if token is not None and self.ssl_context is None and not is_loopback(host) and not insecure:
+            raise EvalkitError(
+                f"--token with --host {host} and no TLS would send the bearer token in clear text over the "
+                "network: pass --tls-cert and --tls-key, bind to 127.0.0.1, or pass --insecure to accept it"
+            )
+        if not idle_timeout > 0:
+            raise EvalkitError(f"idle timeout {idle_timeout!r}: write a number of seconds above 0")
+        self.idle_timeout = float(idle_timeout)
         evaluators = list(evaluators)
         if len(evaluators) > MAX_EVALUATORS:
             raise EvalkitError(
@@ -139,7 +158,8 @@ class OnlineEvaluation:
         self.alarms: list[dict] = self._alarm.fired
         self._stop = threading.Event()
         self._wake = threading.Event()
-        self._httpd: http.server.ThreadingHTTPServer | None = None
+        self._server: ReceiverServer | None = None
+        self._lock: StoreLock | None = None
         self._threads: list[threading.Thread] = []
         self._workers = EvaluatorWorkers()
         self.port: int | None = None
@@ -147,36 +167,52 @@ class OnlineEvaluation:
     # lifecycle
 
     def start(self) -> OnlineEvaluation:
-        """Open the store, export results a previous process left unexported, bind and start serving."""
-        self.store = Store(self.folder)
-        export_results(self.folder, self.store, self.namespace)
-        handler = type("Handler", (IntakeHandler,), {"app": self})
-        self._httpd = http.server.ThreadingHTTPServer((self.host, self.requested_port), handler)
-        self._httpd.daemon_threads = True
-        self.port = self._httpd.server_address[1]
+        """Lock the store folder, open the store, export results a previous process left unexported, bind
+        and start serving. ``EvalkitError`` if another receiver holds the store, ``OSError`` if the address
+        cannot be bound (the lock is released again)."""
+        self._lock = StoreLock(self.folder).acquire()
+        try:
+            self.store = Store(self.folder)
+            export_results(self.folder, self.store, self.namespace)
+            self._server = ReceiverServer(
+                self,
+                self.host,
+                self.requested_port,
+                ssl_context=self.ssl_context,
+                idle_timeout=self.idle_timeout,
+            )
+            self.port = self._server.start()
+        except BaseException:
+            self._server = None
+            if self.store is not None:
+                self.store.close()
+                self.store = None
+            self._lock.release()
+            raise
+        self._lock.update(self.url)
         self._stop.clear()
-        self._threads = [
-            threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True),
-            threading.Thread(target=self._loop, name="evalkit-online-loop", daemon=True),
-        ]
+        self._threads = [threading.Thread(target=self._loop, name="evalkit-online-loop", daemon=True)]
         for thread in self._threads:
             thread.start()
-        log.info("receiving OTLP spans on http://%s:%d/v1/traces", self.host, self.port)
+        log.info("receiving OTLP spans on %s", self.url)
         return self
 
     def stop(self) -> None:
         """Stop receiving, let the loop finish its current session, close the store."""
         self._stop.set()
         self._wake.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
         for thread in self._threads:
             thread.join(timeout=30)
         self._workers.close()
         if self.store is not None:
             self.store.close()
             self.store = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def __enter__(self) -> OnlineEvaluation:
         return self.start()
@@ -186,7 +222,9 @@ class OnlineEvaluation:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1/traces"
+        scheme = "https" if self.ssl_context is not None else "http"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{scheme}://{host}:{self.port}/v1/traces"
 
     # ingest
 

@@ -76,6 +76,16 @@ CREATE INDEX IF NOT EXISTS results_time ON results (evaluator, timestamp);
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
+class _Batch:
+    """The spans of one ``add_spans`` call waiting for a commit, and then its outcome."""
+
+    __slots__ = ("rows", "now", "sampled", "added", "error", "done")
+
+    def __init__(self, rows: list[tuple], now: float, sampled):
+        self.rows, self.now, self.sampled = rows, now, sampled
+        self.added, self.error, self.done = 0, None, False
+
+
 class Store:
     """The SQLite store, shared by the receiver threads and the evaluation loop (one connection, one lock).
 
@@ -87,6 +97,8 @@ class Store:
         self.folder = Path(folder)
         self.path = self.folder / FILENAME
         self.lock = threading.RLock()
+        self._queue: list[_Batch] = []  # span batches waiting for the next group commit
+        self._queue_lock = threading.Lock()
         if readonly and not self.path.exists():
             raise FileNotFoundError(self.path)
         try:
@@ -146,6 +158,10 @@ class Store:
     ) -> int:
         """Store spans and touch their sessions in one committed transaction; returns how many were new.
 
+        Calls that arrive from other threads while a commit is under way share the next transaction (group
+        commit): the receiver's connections then pay one fsync between them, and each call still returns
+        only once its spans are on disk.
+
         ``sessions`` holds each span's session id (None when unknown: the span is kept but never evaluated);
         ``sampled(session_id) -> bool`` decides a new session's sampling. A span already stored is ignored and
         does not reopen its session. A span for a ``complete`` session reopens it; one for an ``evaluated``
@@ -158,33 +174,53 @@ class Store:
             (d["traceId"], d["spanId"], s, now, text)
             for d, s, text in zip(docs, sessions, texts, strict=True)
         ]
+        batch = _Batch(rows, now, sampled)
+        with self._queue_lock:
+            self._queue.append(batch)
         with self.lock:
-            db = self.db
+            if not batch.done:  # no other thread committed it meanwhile: commit every batch waiting
+                with self._queue_lock:
+                    waiting, self._queue = self._queue, []
+                self._commit(waiting)
+        if batch.error is not None:
+            raise batch.error
+        return batch.added
+
+    def _commit(self, batches: list[_Batch]) -> None:
+        """Store ``batches`` in one transaction (group commit: one fsync for all the requests that waited
+        while the previous commit was on its way to disk); each batch gets its count, or the error."""
+        db = self.db
+        try:
             db.execute("BEGIN IMMEDIATE")
             try:
-                before = db.total_changes
-                touched = set()
-                for row in rows:
-                    cursor = db.execute(
-                        "INSERT OR IGNORE INTO spans (trace_id, span_id, session_id, received, document) "
-                        "VALUES (?, ?, ?, ?, ?)",
-                        row,
+                for batch in batches:
+                    before = db.total_changes
+                    touched = set()
+                    for row in batch.rows:
+                        cursor = db.execute(
+                            "INSERT OR IGNORE INTO spans (trace_id, span_id, session_id, received, document) "
+                            "VALUES (?, ?, ?, ?, ?)",
+                            row,
+                        )
+                        if cursor.rowcount and row[2] is not None:
+                            touched.add(row[2])
+                    batch.added = db.total_changes - before
+                    db.executemany(
+                        "INSERT INTO sessions (id, first_received, last_received, state, sampled) "
+                        "VALUES (?, ?, ?, 'open', ?) ON CONFLICT (id) DO UPDATE SET "
+                        "last_received = excluded.last_received, "
+                        "state = CASE WHEN state = 'complete' THEN 'open' ELSE state END",
+                        [(s, batch.now, batch.now, int(batch.sampled(s))) for s in touched],
                     )
-                    if cursor.rowcount and row[2] is not None:
-                        touched.add(row[2])
-                added = db.total_changes - before
-                db.executemany(
-                    "INSERT INTO sessions (id, first_received, last_received, state, sampled) "
-                    "VALUES (?, ?, ?, 'open', ?) ON CONFLICT (id) DO UPDATE SET "
-                    "last_received = excluded.last_received, "
-                    "state = CASE WHEN state = 'complete' THEN 'open' ELSE state END",
-                    [(s, now, now, int(sampled(s))) for s in touched],
-                )
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-        return added
+        except BaseException as exc:
+            for batch in batches:
+                batch.error = exc
+        for batch in batches:
+            batch.done = True
 
     def trace_sessions(self, trace_ids: list[str]) -> dict[str, str]:
         """The session id already known for each of these traces (for spans that carry none themselves)."""

@@ -1,0 +1,149 @@
+"""The receiver's protobuf walk gives exactly what ``MessageToDict`` gives, on every OTLP trace field."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from google.protobuf.json_format import MessageToDict, ParseDict
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from evalkit.spans.intake import decode_request
+from evalkit.spans.otlp_protobuf import message_dict
+
+
+def _value(**kind) -> dict:
+    return kind
+
+
+RICH = {
+    "resourceSpans": [
+        {
+            "resource": {
+                "attributes": [{"key": "service.name", "value": {"stringValue": "svc"}}],
+                "droppedAttributesCount": 2,
+            },
+            "schemaUrl": "https://opentelemetry.io/schemas/1.21.0",
+            "scopeSpans": [
+                {
+                    "scope": {
+                        "name": "lib",
+                        "version": "1.0",
+                        "attributes": [{"key": "a", "value": {"boolValue": False}}],
+                    },
+                    "spans": [
+                        {
+                            "traceId": "AAECAwQFBgcICQoLDA0ODw==",
+                            "spanId": "AAECAwQFBgc=",
+                            "parentSpanId": "BwYFBAMCAQA=",
+                            "traceState": "k=v",
+                            "flags": 257,
+                            "name": "invoke_agent",
+                            "kind": "SPAN_KIND_CLIENT",
+                            "startTimeUnixNano": "1700000000000000000",
+                            "endTimeUnixNano": "18446744073709551615",
+                            "attributes": [
+                                {"key": "s", "value": {"stringValue": ""}},
+                                {"key": "b", "value": {"boolValue": True}},
+                                {"key": "i", "value": {"intValue": "-9223372036854775808"}},
+                                {"key": "d", "value": {"doubleValue": 0.1}},
+                                {"key": "nan", "value": {"doubleValue": "NaN"}},
+                                {"key": "inf", "value": {"doubleValue": "-Infinity"}},
+                                {"key": "bytes", "value": {"bytesValue": "AP8="}},
+                                {"key": "empty", "value": {}},
+                                {
+                                    "key": "arr",
+                                    "value": {
+                                        "arrayValue": {
+                                            "values": [
+                                                {"intValue": "1"},
+                                                {"arrayValue": {}},
+                                                {"stringValue": "x"},
+                                            ]
+                                        }
+                                    },
+                                },
+                                {
+                                    "key": "kv",
+                                    "value": {
+                                        "kvlistValue": {
+                                            "values": [{"key": "n", "value": {"doubleValue": 0.0}}]
+                                        }
+                                    },
+                                },
+                            ],
+                            "droppedAttributesCount": 1,
+                            "events": [
+                                {
+                                    "timeUnixNano": "1700000000000000001",
+                                    "name": "gen_ai.choice",
+                                    "attributes": [{"key": "e", "value": {"stringValue": "é 🙂"}}],
+                                    "droppedAttributesCount": 3,
+                                }
+                            ],
+                            "droppedEventsCount": 4,
+                            "links": [
+                                {
+                                    "traceId": "AAECAwQFBgcICQoLDA0ODw==",
+                                    "spanId": "AAECAwQFBgc=",
+                                    "traceState": "t",
+                                    "attributes": [],
+                                    "flags": 1,
+                                }
+                            ],
+                            "droppedLinksCount": 5,
+                            "status": {"message": "boom", "code": "STATUS_CODE_ERROR"},
+                        },
+                        {"traceId": "AAECAwQFBgcICQoLDA0ODw==", "spanId": "AQECAwQFBgc=", "kind": 42},
+                        {},
+                    ],
+                }
+            ],
+        },
+        {},
+    ]
+}
+
+
+def test_the_walk_equals_message_to_dict_on_every_field():
+    message = ParseDict(RICH, ExportTraceServiceRequest())
+    expected = MessageToDict(message, preserving_proto_field_name=False)
+    assert message_dict(message) == expected
+    assert repr(message_dict(message)) == repr(expected)  # same types too (str vs int, float vs str)
+    assert expected["resourceSpans"][0]["scopeSpans"][0]["spans"][1]["kind"] == 42  # an unknown enum value
+    assert message_dict(ExportTraceServiceRequest()) == {}
+
+
+def test_protobuf_and_json_requests_give_the_same_span_documents():
+    body = ParseDict(RICH, ExportTraceServiceRequest()).SerializeToString()
+    from_protobuf = decode_request(body, "application/x-protobuf", "")
+    from_json = decode_request(
+        json.dumps(MessageToDict(ParseDict(RICH, ExportTraceServiceRequest()))).encode(),
+        "application/json",
+        "",
+    )
+    assert repr(from_protobuf) == repr(from_json)  # repr: NaN is not equal to itself
+    assert from_protobuf[0][0]["traceId"] == "000102030405060708090a0b0c0d0e0f"
+
+
+def test_the_walk_is_faster_than_message_to_dict():
+    spans = [
+        {
+            "traceId": "AAECAwQFBgcICQoLDA0ODw==",
+            "spanId": "AAECAwQFBgc=",
+            "name": "execute_tool",
+            "startTimeUnixNano": "1",
+            "attributes": [{"key": f"k{i}", "value": {"stringValue": "v"}} for i in range(4)],
+        }
+    ] * 100
+    message = ParseDict({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}, ExportTraceServiceRequest())
+
+    def best(convert) -> float:
+        times = []
+        for _ in range(5):
+            started = time.perf_counter()
+            convert(message)
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    assert best(message_dict) * 1.5 < best(MessageToDict)
