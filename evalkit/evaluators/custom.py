@@ -29,7 +29,7 @@ from evalkit.evaluators.base import verdict_frame
 from evalkit.evaluators.contract import ContractError, describe_exception, read_score, signature_message
 from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.span_docs import SpanDocumentEvaluator
-from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT, run_with_time_limit
+from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT, own_failure, run_with_time_limit
 from evalkit.evaluators.worker_process import can_fork, run_in_workers
 from evalkit.judges.pool import JudgeFailure, find_error
 from evalkit.judges.prompty import load as load_prompty
@@ -101,10 +101,10 @@ class RowEvaluator:
                 continue
             order.extend(positions.tolist())
             fns.extend([fn] * len(positions))
-        self._run(fns, order, columns, (scores, reasons, errors, codes))
+        self._run(fns, order, columns, (scores, reasons, errors, codes), rows.index)
         return verdict_frame(rows.index, scores, thresholds, reasons, errors, codes)
 
-    def _run(self, fns, order, columns, outputs) -> None:
+    def _run(self, fns, order, columns, outputs, labels=None) -> None:
         """Call every row: here (no limit), or under the time limit in a worker process (``worker_process``)
         or, where forking is unsafe, in a watched thread (``time_limit``)."""
 
@@ -114,7 +114,7 @@ class RowEvaluator:
         if not self.timeout or not order:
             loop(0, len(order), outputs, [0], [False])
         elif can_fork():
-            run_in_workers(loop, order, outputs, self.timeout, self.name)
+            run_in_workers(loop, order, outputs, self.timeout, self.name, labels)
         else:
             run_with_time_limit(loop, order, outputs, self.timeout, self.name)
 
@@ -139,7 +139,9 @@ class RowEvaluator:
             except TypeError as exc:
                 errors[i], codes[i] = signature_message(exc), "evaluatorError"
                 continue
-            except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: any failure is an error result
+            except BaseException as exc:  # noqa: BLE001 - user code: anything it raises is an error result
+                if not own_failure(exc):
+                    raise
                 errors[i], codes[i] = describe_exception(exc), "evaluatorError"
                 continue
             # Fast path for the common well-formed result; everything else goes through the contract.

@@ -36,9 +36,31 @@ TIMEOUT_CODE = "evaluatorTimeout"
 DEFAULT_TIMEOUT = 60.0
 
 
+#: Set in a forked worker process (``worker_process``), which ignores SIGINT: no KeyboardInterrupt there is a
+#: real Ctrl-C.
+IN_WORKER_PROCESS = [False]
+
+
 class Abandoned(BaseException):
     """Raised asynchronously in a worker that ran out of time; a BaseException so ``except Exception`` in the
     evaluator does not swallow it."""
+
+
+def own_failure(exc: BaseException) -> bool:
+    """Whether ``exc``, raised out of an evaluator call, is the evaluator's own failure (an error result for
+    that row) rather than the run being stopped.
+
+    Every exception is the evaluator's (``BaseException`` subclasses, ``SystemExit`` from ``sys.exit``,
+    ``KeyboardInterrupt`` raised by its code) except ``Abandoned`` (the watcher stopping a worker thread) and a
+    ``KeyboardInterrupt`` in the main thread, which may be the user's Ctrl-C. A real Ctrl-C never reaches a
+    worker thread (Python delivers signals to the main thread) nor a worker process (it ignores SIGINT; the
+    parent handles it), so there a ``KeyboardInterrupt`` can only come from the evaluator.
+    """
+    if isinstance(exc, Abandoned):
+        return False
+    if isinstance(exc, KeyboardInterrupt):
+        return IN_WORKER_PROCESS[0] or threading.current_thread() is not threading.main_thread()
+    return True
 
 
 def timeout_message(name: str, limit: float) -> str:
@@ -48,11 +70,20 @@ def timeout_message(name: str, limit: float) -> str:
     )
 
 
-def crash_message(name: str, how: str) -> str:
+def crash_message(name: str, how: str, row: str) -> str:
+    """``how`` the worker process ended (``exited with code 0``, ``was killed by SIGSEGV``) on ``row``."""
     return (
-        f"evaluator '{name}' crashed on this row ({how}); the other rows ran in a new worker process. Look for "
-        "native code (a C extension) or os._exit in the evaluator"
+        f"evaluator '{name}' crashed: evaluator process {how} while scoring {row}; the other rows ran in a new "
+        "worker process. Look for os._exit or native code (a C extension) in the evaluator"
     )
+
+
+def row_name(label) -> str:
+    """A case-table row for a message: ``row 3`` for index 2 (rows count from 1, as in results.csv)."""
+    try:
+        return f"row {int(label) + 1}"
+    except (TypeError, ValueError):
+        return f"row {label!r}"
 
 
 Loop = Callable[[int, int, tuple, list, list], None]
