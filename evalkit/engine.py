@@ -82,7 +82,8 @@ def evaluate(
     rows = _Rows(table)
     names_where = _names_where(table, rows, adhoc)
 
-    resolved = resolve_evaluators({n: w for n, w in names_where.items() if n not in adhoc}, custom_dir)
+    named = {n: w for n, w in names_where.items() if n not in adhoc}
+    resolved = resolve_evaluators(named, custom_dir, import_timeout=evaluator_timeout or None)
     resolved.update(adhoc)
     for evaluator in resolved.values():
         if isinstance(evaluator, RowEvaluator):

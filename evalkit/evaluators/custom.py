@@ -27,6 +27,7 @@ from evalkit.documents.evaluator_maps import BUILTIN_NAMES
 from evalkit.errors import EvaluatorConfigError
 from evalkit.evaluators.base import verdict_frame
 from evalkit.evaluators.contract import ContractError, describe_exception, read_score, signature_message
+from evalkit.evaluators.import_limit import UnloadedEvaluator, import_timeout_message, import_within
 from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.span_docs import SpanDocumentEvaluator
 from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT, own_failure, run_with_time_limit
@@ -304,8 +305,9 @@ class CustomJudge(LLMJudge):
             raise JudgeFailure(str(exc), exc.code) from None
 
 
-def load_custom(name: str, folder: Path, where: str = ""):
-    """Import ``folder/<name>/<name>.py`` and return its evaluator, or raise ``EvaluatorConfigError``."""
+def load_custom(name: str, folder: Path, where: str = "", import_timeout: float | None = DEFAULT_TIMEOUT):
+    """Import ``folder/<name>/<name>.py`` (within ``import_timeout`` seconds, see ``import_limit``) and return
+    its evaluator, or raise ``EvaluatorConfigError``."""
     home = folder / name
     if not home.is_dir():
         raise EvaluatorConfigError(_unknown_message(name, folder, where))
@@ -330,7 +332,9 @@ def load_custom(name: str, folder: Path, where: str = ""):
     is_llm = (home / f"{name}.prompty").is_file()
     log.debug("custom evaluator %r: %s (%s)", name, module_path, "LLM judge" if is_llm else "code-only")
     started = time.perf_counter()
-    cls = _first_class(name, module_path)
+    cls = _first_class(name, module_path, import_timeout)
+    if isinstance(cls, UnloadedEvaluator):
+        return cls
     log.debug(
         "custom evaluator %r: imported %s.%s in %.1f ms",
         name,
@@ -371,7 +375,8 @@ def _unknown_message(name: str, folder: Path, where: str) -> str:
     return message
 
 
-def _first_class(name: str, path: Path) -> type:
+def _first_class(name: str, path: Path, import_timeout: float | None):
+    """The module's first class, or an ``UnloadedEvaluator`` when it did not finish importing in time."""
     module_name = f"evalkit_custom_{name}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
@@ -379,7 +384,16 @@ def _first_class(name: str, path: Path) -> type:
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
+        finished, failure = import_within(lambda: spec.loader.exec_module(module), import_timeout, name)
+    except BaseException:  # Ctrl-C while importing
+        sys.modules.pop(module_name, None)
+        raise
+    if not finished:
+        sys.modules.pop(module_name, None)
+        return UnloadedEvaluator(name, import_timeout_message(name, path, import_timeout))
+    try:
+        if failure is not None:
+            raise failure
     except SyntaxError as exc:
         sys.modules.pop(module_name, None)
         raise EvaluatorConfigError(
@@ -387,8 +401,6 @@ def _first_class(name: str, path: Path) -> type:
         ) from None
     except BaseException as exc:  # noqa: BLE001 - any import failure is a configuration error
         sys.modules.pop(module_name, None)
-        if isinstance(exc, KeyboardInterrupt):
-            raise
         raise EvaluatorConfigError(
             f"Custom evaluator '{name}' failed to import: {type(exc).__name__}: {exc} ({path})"
         ) from None

@@ -123,7 +123,7 @@ def run_with_time_limit(loop: Loop, positions: list[int], outputs: tuple, limit:
                 elif now - since >= limit:
                     break
         except BaseException:  # Ctrl-C while waiting: stop the worker too
-            _abandon(worker, stop)
+            abandon(worker, stop)
             raise
         if failure:  # a failure of the loop itself (not of the evaluator): as if it had run here
             raise failure[0]
@@ -133,7 +133,7 @@ def run_with_time_limit(loop: Loop, positions: list[int], outputs: tuple, limit:
         _copy(buffers, outputs, positions[start:finished])
         if finished == count:
             break
-        _abandon(worker, stop)
+        abandon(worker, stop)
         stuck = positions[finished]
         errors[stuck], codes[stuck] = timeout_message(name, limit), TIMEOUT_CODE
         timed_out += 1
@@ -162,7 +162,7 @@ def _copy(buffers: tuple, outputs: tuple, rows: list[int]) -> None:
             target[i] = source[i]
 
 
-def _abandon(worker: threading.Thread, stop: list) -> None:
+def abandon(worker: threading.Thread, stop: list) -> None:
     """Tell the worker to stop and raise ``Abandoned`` in it (delivered at its next Python bytecode)."""
     stop[0] = True
     if worker.ident is not None and worker.is_alive():
