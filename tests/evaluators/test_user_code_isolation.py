@@ -54,7 +54,7 @@ class Escape(BaseException):  # after Rude: the module's first class is the eval
 #: forking is then unsafe and code-only evaluators run in a watched thread.
 THREADED = (
     "import sys, threading; threading.Thread(target=threading.Event().wait, daemon=True).start(); "
-    "from evalkit.cli import main; sys.exit(main(sys.argv[1:]))"
+    "from evalkit.cli import main; sys.exit(main())"
 )
 
 
@@ -116,6 +116,19 @@ def test_a_stray_non_daemon_thread_does_not_keep_the_run_alive(tmp_path, way):
     assert time.monotonic() - started < 60
     assert proc.returncode == 0, proc.stderr
     assert [s["rude"]["result"] for s in _scores(tmp_path)] == ["pass"] * 3
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_a_non_daemon_thread_started_by_the_constructor_does_not_keep_the_run_alive(tmp_path, way):
+    """The constructor runs in the evalkit process itself: the command ends once its results are written."""
+    starts_a_thread = RUDE.replace(
+        "        pass\n", '        threading.Thread(target=threading.Event().wait, name="stray").start()\n', 1
+    )
+    _project(tmp_path, ["a", "b"], module=starts_a_thread)
+    proc = _run(tmp_path, way, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert [s["rude"]["result"] for s in _scores(tmp_path)] == ["pass", "pass"]
+    assert "thread 'stray'" in proc.stderr and "did not wait for it" in proc.stderr
 
 
 @pytest.mark.parametrize("way", WAYS)
