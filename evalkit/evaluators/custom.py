@@ -91,7 +91,9 @@ class RowEvaluator:
                     "evaluatorLoadError",
                 )
                 continue
-            except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: any failure is an error result
+            except BaseException as exc:  # noqa: BLE001 - user code: any failure is an error result
+                if not own_failure(exc):
+                    raise
                 _fill(
                     errors,
                     codes,

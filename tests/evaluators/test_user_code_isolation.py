@@ -131,6 +131,17 @@ def test_a_non_daemon_thread_started_by_the_constructor_does_not_keep_the_run_al
     assert "thread 'stray'" in proc.stderr and "did not wait for it" in proc.stderr
 
 
+def test_a_constructor_raising_a_base_exception_is_a_load_error_for_its_rows(tmp_path):
+    raising = RUDE.replace("        pass\n", '        raise Escape("no constructor")\n', 1)
+    _project(tmp_path, ["a", "b"], module=raising)
+    proc = _run(tmp_path, "process")
+    assert proc.returncode == 1, proc.stderr
+    scores = _scores(tmp_path)
+    assert [s["exactMatch"]["result"] for s in scores] == ["pass", "pass"]
+    assert [s["rude"]["code"] for s in scores] == ["evaluatorLoadError"] * 2
+    assert "constructor failed: Escape: no constructor" in scores[0]["rude"]["error"]
+
+
 @pytest.mark.parametrize("way", WAYS)
 def test_a_module_that_hangs_at_import_is_an_error_result(tmp_path, way):
     _project(tmp_path, ["a", "b"], module="import time\ntime.sleep(3600)\n" + RUDE)
