@@ -24,6 +24,7 @@ a late write of an abandoned worker can never reach a result.
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -44,6 +45,35 @@ IN_WORKER_PROCESS = [False]
 class Abandoned(BaseException):
     """Raised asynchronously in a worker that ran out of time; a BaseException so ``except Exception`` in the
     evaluator does not swallow it."""
+
+
+class ProcessExitCalled(BaseException):
+    """Raised instead of ending the process when an evaluator calls ``os._exit`` in a worker thread."""
+
+    def __init__(self, code, name: str):
+        super().__init__(
+            f"evaluator '{name}' called os._exit({code}) on this row, which in a worker thread would end "
+            "evalkit itself with nothing written; the call was stopped instead"
+        )
+
+
+_REAL_EXIT = os._exit
+#: Worker threads in which ``os._exit`` raises ``ProcessExitCalled`` (their ``threading.get_ident()``).
+_GUARDED: set[int] = set()
+
+
+def _guarded_exit(code) -> None:
+    if threading.get_ident() in _GUARDED:
+        raise ProcessExitCalled(code, threading.current_thread().name.removeprefix("evalkit-"))
+    _REAL_EXIT(code)
+
+
+def guard_process_exit() -> None:
+    """Make ``os._exit`` raise ``ProcessExitCalled`` in the worker threads of this module (everywhere else it
+    ends the process as usual). Installed on the first watched run and left in place, so an abandoned worker
+    that wakes up later is still guarded."""
+    if os._exit is not _guarded_exit:
+        os._exit = _guarded_exit
 
 
 def own_failure(exc: BaseException) -> bool:
@@ -97,6 +127,7 @@ def run_with_time_limit(loop: Loop, positions: list[int], outputs: tuple, limit:
     ``k`` and returns when done or when ``stop[0]`` is true.
     """
     scores, reasons, errors, codes = outputs
+    guard_process_exit()
     poll = min(0.5, max(0.005, limit / 8))
     count, start, timed_out = len(positions), 0, 0
     while start < count:
@@ -142,6 +173,8 @@ def run_with_time_limit(loop: Loop, positions: list[int], outputs: tuple, limit:
 
 
 def _work(loop: Loop, start, end, buffers, progress, stop, done: threading.Event, failure: list) -> None:
+    ident = threading.get_ident()
+    _GUARDED.add(ident)
     try:
         loop(start, end, buffers, progress, stop)
     except Abandoned:
@@ -149,6 +182,7 @@ def _work(loop: Loop, start, end, buffers, progress, stop, done: threading.Event
     except BaseException as exc:  # noqa: BLE001 - handed to the watching thread, which raises it
         failure.append(exc)
     finally:
+        _GUARDED.discard(ident)
         done.set()
 
 
