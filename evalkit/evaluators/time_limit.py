@@ -17,6 +17,12 @@ the worker is a daemon thread, so it never keeps the process alive, and what it 
 goes to its own buffers, which nobody reads. A call that holds the GIL inside C forever cannot be stopped in
 a thread at all: only the worker process can.
 
+Anything an evaluator call raises is that row's error result (``own_failure``): ``BaseException``
+subclasses, ``SystemExit``, and ``KeyboardInterrupt``, which can be a real Ctrl-C only in the main thread.
+``os._exit`` called in a worker thread raises ``ProcessExitCalled`` instead of ending evalkit with nothing
+written (``guard_process_exit``). What this path cannot contain: a segfault, and C code that never returns
+(the worker process contains both).
+
 Each worker writes into buffers of its own; the watcher copies the rows a worker finished into the result, so
 a late write of an abandoned worker can never reach a result.
 """
