@@ -66,10 +66,13 @@ class ProcessExitCalled(BaseException):
 _REAL_EXIT = os._exit
 #: Worker threads in which ``os._exit`` raises ``ProcessExitCalled`` (their ``threading.get_ident()``).
 _GUARDED: set[int] = set()
+_GUARD_PID = [0]
 
 
 def _guarded_exit(code) -> None:
-    if threading.get_ident() in _GUARDED:
+    # Only in this process: a child forked by an evaluator (multiprocessing's fork start method) ends with
+    # os._exit from the same thread, and must end.
+    if threading.get_ident() in _GUARDED and os.getpid() == _GUARD_PID[0]:
         raise ProcessExitCalled(code, threading.current_thread().name.removeprefix("evalkit-"))
     _REAL_EXIT(code)
 
@@ -78,6 +81,7 @@ def guard_process_exit() -> None:
     """Make ``os._exit`` raise ``ProcessExitCalled`` in the worker threads of this module (everywhere else it
     ends the process as usual). Installed on the first watched run and left in place, so an abandoned worker
     that wakes up later is still guarded."""
+    _GUARD_PID[0] = os.getpid()
     if os._exit is not _guarded_exit:
         os._exit = _guarded_exit
 

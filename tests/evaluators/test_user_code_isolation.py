@@ -186,3 +186,26 @@ def test_a_real_ctrl_c_still_stops_the_run(tmp_path, way):
     assert proc.returncode == 130, stderr
     assert "Interrupted" in stderr
     assert not (tmp_path / "out" / "results.json").exists()
+
+
+def _forks_a_child(*, prompt="", **_):
+    """Forks a child that ends with os._exit from this same (worker) thread, as multiprocessing's fork does."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(7)
+    _, status = os.waitpid(pid, 0)
+    return {"score": 1, "reason": f"child exit {os.waitstatus_to_exitcode(status)}"}
+
+
+def test_os_exit_still_ends_a_child_forked_in_a_watched_thread(monkeypatch):
+    import pandas as pd
+
+    import evalkit
+    from evalkit.evaluators import custom
+
+    monkeypatch.setattr(
+        custom, "can_fork", lambda: False
+    )  # the watched-thread path, where os._exit is guarded
+    df = pd.DataFrame({"prompt": ["a"], "response": ["r"]})
+    scored = evalkit.evaluate(df, evaluators={"forks": _forks_a_child}, evaluator_timeout=30, progress=False)
+    assert scored["forks_reason"].tolist() == ["child exit 7"]
