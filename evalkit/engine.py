@@ -62,7 +62,8 @@ def evaluate(
         judge_attempts: tries per judge call for 429s, 5xx, timeouts and connection errors.
         evaluator_timeout: seconds a code-only custom (or ad-hoc) evaluator may take on one row; a longer call
             becomes an error result with code ``evaluatorTimeout`` for that row and the run goes on (``None``:
-            no limit). See ``evaluators.time_limit`` for how far a runaway call is stopped.
+            no limit). See ``evaluators.time_limit`` for how far a runaway call is stopped. A custom
+            evaluator's module gets as long to import; one that takes longer makes its rows load errors.
         agent: the agent under test (a callable ``fn(prompt, history)``, ``"file.py:function"``,
             ``"package.module:function"`` or an OpenAI-compatible ``http(s)://`` endpoint); every row is sent to
             it first, and its answers, citations, retrieval executions and spans replace the recorded ones.
@@ -82,7 +83,8 @@ def evaluate(
     rows = _Rows(table)
     names_where = _names_where(table, rows, adhoc)
 
-    resolved = resolve_evaluators({n: w for n, w in names_where.items() if n not in adhoc}, custom_dir)
+    named = {n: w for n, w in names_where.items() if n not in adhoc}
+    resolved = resolve_evaluators(named, custom_dir, import_timeout=evaluator_timeout or None)
     resolved.update(adhoc)
     for evaluator in resolved.values():
         if isinstance(evaluator, RowEvaluator):

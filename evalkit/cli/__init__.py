@@ -61,13 +61,45 @@ def main(argv: list[str] | None = None) -> int:
     warnings.showwarning = _show_warning
     sys.excepthook = _redacted_excepthook
     try:
-        return args.func(args)
+        code = args.func(args)
     except EvalkitError as exc:
         print(redact(f"Error: {exc}"), file=sys.stderr)
-        return exc.exit_code
+        code = exc.exit_code
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
-        return 130
+        code = 130
+    if argv is None:  # the command itself, not a caller in the same process
+        exit_despite_stray_threads(code)
+    return code
+
+
+def exit_despite_stray_threads(code: int) -> None:
+    """End the process now with ``code`` when a non-daemon thread that evalkit did not start (one started by
+    a custom evaluator's constructor, say) is still running: Python would wait for it forever.
+
+    Everything the command writes is written by now (results are swapped in before the command returns);
+    stdout, stderr and the log are flushed, then ``os._exit`` ends the process. Atexit handlers do not run,
+    which costs nothing: Python runs them only after every non-daemon thread has ended, so with this thread
+    running they would never have run either.
+    """
+    import os
+    import threading
+
+    stray = [
+        t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()
+    ]
+    if not stray:
+        return
+    names = ", ".join(repr(t.name) for t in stray)
+    print(
+        f"Warning: {'thread' if len(stray) == 1 else 'threads'} {names}, started by an evaluator, still "
+        "running when the command ended; evalkit did not wait for it (start such threads with daemon=True).",
+        file=sys.stderr,
+    )
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

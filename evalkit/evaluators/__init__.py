@@ -10,7 +10,8 @@
 - ``llm_judges``: Relevance, Coherence, Groundedness, Similarity, ToolCallAccuracy over ``evalkit.judges``.
 - ``custom``: discovery and loading of ``custom-evaluators/<name>/`` (code-only, ``.prompty`` judges, span
   evaluators named in documents, via ``span_docs``); ``time_limit`` and ``worker_process``: the per-row time
-  limit of code-only evaluators (a forked worker process, or a watched thread where forking is unsafe).
+  limit of code-only evaluators (a forked worker process, or a watched thread where forking is unsafe);
+  ``import_limit``: a custom evaluator's module imported under that limit.
 - ``names``: the rules of evaluator names; ``registry``, the top of the package: a name to an evaluator
   object.
 - ``scaffold``: the templates of ``evalkit new``.

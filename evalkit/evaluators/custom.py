@@ -27,9 +27,10 @@ from evalkit.documents.evaluator_maps import BUILTIN_NAMES
 from evalkit.errors import EvaluatorConfigError
 from evalkit.evaluators.base import verdict_frame
 from evalkit.evaluators.contract import ContractError, describe_exception, read_score, signature_message
+from evalkit.evaluators.import_limit import UnloadedEvaluator, import_timeout_message, import_within
 from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.span_docs import SpanDocumentEvaluator
-from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT, run_with_time_limit
+from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT, own_failure, run_with_time_limit
 from evalkit.evaluators.worker_process import can_fork, run_in_workers
 from evalkit.judges.pool import JudgeFailure, classify, find_error
 from evalkit.judges.promptflow_calls import fold, promptflow_call
@@ -91,7 +92,9 @@ class RowEvaluator:
                     "evaluatorLoadError",
                 )
                 continue
-            except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: any failure is an error result
+            except BaseException as exc:  # noqa: BLE001 - user code: any failure is an error result
+                if not own_failure(exc):
+                    raise
                 _fill(
                     errors,
                     codes,
@@ -102,10 +105,10 @@ class RowEvaluator:
                 continue
             order.extend(positions.tolist())
             fns.extend([fn] * len(positions))
-        self._run(fns, order, columns, (scores, reasons, errors, codes))
+        self._run(fns, order, columns, (scores, reasons, errors, codes), rows.index)
         return verdict_frame(rows.index, scores, thresholds, reasons, errors, codes)
 
-    def _run(self, fns, order, columns, outputs) -> None:
+    def _run(self, fns, order, columns, outputs, labels=None) -> None:
         """Call every row: here (no limit), or under the time limit in a worker process (``worker_process``)
         or, where forking is unsafe, in a watched thread (``time_limit``)."""
 
@@ -115,7 +118,7 @@ class RowEvaluator:
         if not self.timeout or not order:
             loop(0, len(order), outputs, [0], [False])
         elif can_fork():
-            run_in_workers(loop, order, outputs, self.timeout, self.name)
+            run_in_workers(loop, order, outputs, self.timeout, self.name, labels)
         else:
             run_with_time_limit(loop, order, outputs, self.timeout, self.name)
 
@@ -140,7 +143,9 @@ class RowEvaluator:
             except TypeError as exc:
                 errors[i], codes[i] = signature_message(exc), "evaluatorError"
                 continue
-            except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: any failure is an error result
+            except BaseException as exc:  # noqa: BLE001 - user code: anything it raises is an error result
+                if not own_failure(exc):
+                    raise
                 errors[i], codes[i] = describe_exception(exc), "evaluatorError"
                 continue
             # Fast path for the common well-formed result; everything else goes through the contract.
@@ -313,8 +318,9 @@ class CustomJudge(LLMJudge):
             raise JudgeFailure(str(exc), exc.code) from None
 
 
-def load_custom(name: str, folder: Path, where: str = ""):
-    """Import ``folder/<name>/<name>.py`` and return its evaluator, or raise ``EvaluatorConfigError``."""
+def load_custom(name: str, folder: Path, where: str = "", import_timeout: float | None = DEFAULT_TIMEOUT):
+    """Import ``folder/<name>/<name>.py`` (within ``import_timeout`` seconds, see ``import_limit``) and return
+    its evaluator, or raise ``EvaluatorConfigError``."""
     home = folder / name
     if not home.is_dir():
         raise EvaluatorConfigError(_unknown_message(name, folder, where))
@@ -339,7 +345,9 @@ def load_custom(name: str, folder: Path, where: str = ""):
     is_llm = (home / f"{name}.prompty").is_file()
     log.debug("custom evaluator %r: %s (%s)", name, module_path, "LLM judge" if is_llm else "code-only")
     started = time.perf_counter()
-    cls = _first_class(name, module_path)
+    cls = _first_class(name, module_path, import_timeout)
+    if isinstance(cls, UnloadedEvaluator):
+        return cls
     log.debug(
         "custom evaluator %r: imported %s.%s in %.1f ms",
         name,
@@ -380,7 +388,8 @@ def _unknown_message(name: str, folder: Path, where: str) -> str:
     return message
 
 
-def _first_class(name: str, path: Path) -> type:
+def _first_class(name: str, path: Path, import_timeout: float | None):
+    """The module's first class, or an ``UnloadedEvaluator`` when it did not finish importing in time."""
     module_name = f"evalkit_custom_{name}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
@@ -388,7 +397,16 @@ def _first_class(name: str, path: Path) -> type:
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
+        finished, failure = import_within(lambda: spec.loader.exec_module(module), import_timeout, name)
+    except BaseException:  # Ctrl-C while importing
+        sys.modules.pop(module_name, None)
+        raise
+    if not finished:
+        sys.modules.pop(module_name, None)
+        return UnloadedEvaluator(name, import_timeout_message(name, path, import_timeout))
+    try:
+        if failure is not None:
+            raise failure
     except SyntaxError as exc:
         sys.modules.pop(module_name, None)
         raise EvaluatorConfigError(
@@ -396,8 +414,6 @@ def _first_class(name: str, path: Path) -> type:
         ) from None
     except BaseException as exc:  # noqa: BLE001 - any import failure is a configuration error
         sys.modules.pop(module_name, None)
-        if isinstance(exc, KeyboardInterrupt):
-            raise
         raise EvaluatorConfigError(
             f"Custom evaluator '{name}' failed to import: {type(exc).__name__}: {exc} ({path})"
         ) from None

@@ -30,6 +30,7 @@ from evalkit.evaluators.names import (
 )
 from evalkit.evaluators.retrieval import RETRIEVAL_EVALUATORS
 from evalkit.evaluators.span_docs import SpanDocumentEvaluator
+from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT
 from evalkit.evaluators.toolcalls import TOOLCALL_EVALUATORS
 
 log = logging.getLogger("evalkit.registry")
@@ -43,8 +44,15 @@ TEXT_EVALUATORS = {"ExactMatch": ExactMatch, "PartialMatch": PartialMatch, "Cita
 _DETERMINISTIC = {**TEXT_EVALUATORS, **RETRIEVAL_EVALUATORS, **TOOLCALL_EVALUATORS}
 
 
-def resolve_evaluators(names_where: dict[str, str], custom_dir: str | os.PathLike | None = None) -> dict:
+def resolve_evaluators(
+    names_where: dict[str, str],
+    custom_dir: str | os.PathLike | None = None,
+    import_timeout: float | None = DEFAULT_TIMEOUT,
+) -> dict:
     """Build one evaluator object per referenced name, finding every configuration problem at once.
+
+    A custom evaluator's module gets ``import_timeout`` seconds to import (``None``: no limit); one that takes
+    longer resolves to an evaluator whose rows are load errors (``import_limit``).
 
     ``names_where`` maps each name to where it first appears (``items[3]``), for the messages.
     Raises ``EvaluatorConfigError`` (exit code 2) listing all problems.
@@ -54,7 +62,7 @@ def resolve_evaluators(names_where: dict[str, str], custom_dir: str | os.PathLik
     problems: list[str] = []
     for name, where in names_where.items():
         try:
-            resolved[name] = _resolve_one(name, where, folder)
+            resolved[name] = _resolve_one(name, where, folder, import_timeout)
         except EvaluatorConfigError as exc:
             problems.append(str(exc))
     if problems:
@@ -64,7 +72,7 @@ def resolve_evaluators(names_where: dict[str, str], custom_dir: str | os.PathLik
     return resolved
 
 
-def _resolve_one(name: str, where: str, folder: Path) -> Any:
+def _resolve_one(name: str, where: str, folder: Path, import_timeout: float | None = DEFAULT_TIMEOUT) -> Any:
     if name in BUILTIN_NAMES:
         log.debug("evaluator %r (%s): built-in", name, where)
         return builtin(name)
@@ -95,7 +103,7 @@ def _resolve_one(name: str, where: str, folder: Path) -> Any:
     too_long = name_too_long(name)
     if too_long:
         raise EvaluatorConfigError(f"{where}: {too_long}.")
-    return load_custom(name, folder, where)
+    return load_custom(name, folder, where, import_timeout)
 
 
 def builtin(name: str):

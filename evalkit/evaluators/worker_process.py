@@ -31,7 +31,13 @@ import time
 import numpy as np
 
 from evalkit.documents.folder_swap import die_with_parent
-from evalkit.evaluators.time_limit import TIMEOUT_CODE, crash_message, timeout_message
+from evalkit.evaluators.time_limit import (
+    IN_WORKER_PROCESS,
+    TIMEOUT_CODE,
+    crash_message,
+    row_name,
+    timeout_message,
+)
 
 BATCH = 512  # rows per message from the worker; a killed worker loses at most this many finished rows
 _HEADER = struct.Struct("<Q")
@@ -42,9 +48,9 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
-def run_in_workers(loop, order: list[int], outputs: tuple, limit: float, name: str) -> None:
+def run_in_workers(loop, order: list[int], outputs: tuple, limit: float, name: str, labels=None) -> None:
     """Run ``loop`` (see ``time_limit.run_with_time_limit``) over ``order`` in forked workers, at most
-    ``limit`` seconds per row."""
+    ``limit`` seconds per row; ``labels[i]`` is the case-table index of row ``i`` (for crash messages)."""
     count = len(order)
     done = bytearray(count)
     scores, reasons, errors, codes = outputs
@@ -67,7 +73,8 @@ def run_in_workers(loop, order: list[int], outputs: tuple, limit: float, name: s
             if how is None:
                 errors[i], codes[i] = timeout_message(name, limit), TIMEOUT_CODE
             else:
-                errors[i], codes[i] = crash_message(name, how), "evaluatorError"
+                row = row_name(labels[i] if labels is not None else i)
+                errors[i], codes[i] = crash_message(name, how, row), "evaluatorError"
     finally:
         progress.release()
         shared.close()
@@ -120,6 +127,7 @@ def _worker(loop, ranges, outputs, progress, fd, parent, order) -> None:
         gc.freeze()
         die_with_parent(parent)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+        IN_WORKER_PROCESS[0] = True
         scores, reasons, errors, codes = outputs
         stop = [False]
         for start, end in ranges:
@@ -198,8 +206,8 @@ def _collect(fd, outputs, progress, limit, done, order):
 def _how_it_ended(status: int) -> str:
     code = os.waitstatus_to_exitcode(status)
     if code < 0:
-        return f"its worker process was killed by {signal.Signals(-code).name}"
-    return f"its worker process exited with code {code}"
+        return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with code {code}"
 
 
 def _kill_and_reap(pid: int) -> None:

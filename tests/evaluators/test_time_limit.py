@@ -191,8 +191,8 @@ def _native(*, prompt="", **_):
 @pytest.mark.parametrize(
     "bad, message, code",
     [
-        ("crash", "crashed on this row (its worker process was killed by SIGSEGV)", "evaluatorError"),
-        ("exit", "crashed on this row (its worker process exited with code 4)", "evaluatorError"),
+        ("crash", "evaluator process was killed by SIGSEGV while scoring row 701", "evaluatorError"),
+        ("exit", "evaluator process exited with code 4 while scoring row 701", "evaluatorError"),
         ("c-loop", "ran longer than the limit of 0.5 s", "evaluatorTimeout"),
     ],
 )
