@@ -42,6 +42,7 @@ def evaluate(
     agent: Any = None,
     sample: int = 0,
     progress: bool | None = None,
+    reuse: dict | None = None,
 ) -> pd.DataFrame:
     """Score a case table and return a new one with result columns, ``status`` and ``error``.
 
@@ -63,6 +64,10 @@ def evaluate(
         sample: which repeated judgment this run is (part of the judge cache key): runs with samples 0..k-1
             judge every row k times independently (see ``sample_judgments``).
         progress: show a progress bar (default: when the run takes more than a moment).
+        reuse: a dict the caller keeps across calls with the same ``custom_dir`` and judge settings (evalkit.spark
+            keeps one per executor process): evaluators are resolved (custom ones imported) and the judge pool
+            and cache opened on first use, then reused, so judge back-off and HTTP clients outlive one call.
+            Judge counters and tokens in the result's attrs are then cumulative over the calls.
     """
     quiet_llm_libraries()  # before custom evaluators or judges import promptflow / azure-ai-evaluation
     table = _complete(df.copy())
@@ -75,15 +80,14 @@ def evaluate(
     rows = _Rows(table)
     names_where = _names_where(table, rows, adhoc)
 
-    resolved = resolve_evaluators({n: w for n, w in names_where.items() if n not in adhoc}, custom_dir)
+    resolved = _resolve({n: w for n, w in names_where.items() if n not in adhoc}, custom_dir, reuse)
     resolved.update(adhoc)
-    judge = _prepare_judges(
-        resolved,
-        model_config,
-        JudgePool(concurrency, attempts=judge_attempts, timeout=judge_timeout, cache=None),
-        cache,
-        sample,
+    pool = (reuse or {}).get("pool") or JudgePool(
+        concurrency, attempts=judge_attempts, timeout=judge_timeout, cache=None
     )
+    if reuse is not None:
+        reuse["pool"] = pool
+    judge = _prepare_judges(resolved, model_config, pool, cache, sample)
 
     if agent is not None:
         table = _run_agent(table, agent, concurrency)
@@ -268,6 +272,17 @@ def _names_where(table: pd.DataFrame, rows: _Rows, adhoc: dict) -> dict[str, str
     return where
 
 
+def _resolve(names_where: dict[str, str], custom_dir, reuse: dict | None) -> dict:
+    """The evaluator objects of ``names_where``; with ``reuse``, each name is resolved once and kept there."""
+    if reuse is None:
+        return resolve_evaluators(names_where, custom_dir)
+    known = reuse.setdefault("evaluators", {})
+    missing = {name: where for name, where in names_where.items() if name not in known}
+    if missing:
+        known.update(resolve_evaluators(missing, custom_dir))
+    return {name: known[name] for name in names_where}
+
+
 def _score_one(evaluator, rows: _Rows, mask: np.ndarray, *, adhoc: bool) -> list[pd.DataFrame]:
     """The evaluator's result frames for the rows in ``mask`` (rows missing a required field first)."""
     ready = mask.copy()
@@ -374,7 +389,8 @@ def _prepare_judges(
         what = ", ".join(llm)
         raise EnvironmentConfigError(MISSING_JUDGE_MESSAGE.format(what=f"The LLM evaluator(s) {what}"))
     log.debug("judge model: %s", describe(config))
-    pool.cache = _open_cache(cache)
+    if pool.cache is None:  # a reused pool keeps the cache it opened
+        pool.cache = _open_cache(cache)
     for name in llm:
         resolved[name].model_config = config
         resolved[name].pool = pool
