@@ -450,8 +450,8 @@ def _fmt_mean(value: float) -> str:
     return "\u2013" if math.isnan(value) else f"{value:.3f}"
 
 
-def _summary_html(df: pd.DataFrame) -> str:
-    table = summary(df)
+def _summary_html(df: pd.DataFrame, table: pd.DataFrame | None = None) -> str:
+    table = summary(df) if table is None else table
     if table.empty:
         return "<p class='none'>No evaluator results and no row status in this table.</p>"
     head = "".join(
@@ -487,8 +487,8 @@ def _summary_html(df: pd.DataFrame) -> str:
     )
 
 
-def _counts_html(df: pd.DataFrame) -> str:
-    counts = status_counts(df)
+def _counts_html(df: pd.DataFrame, counts: dict | None = None) -> str:
+    counts = status_counts(df) if counts is None else counts
     buttons = [
         f"<button type='button' class='count' id='count-all' aria-pressed='true'>"
         f"<b>{counts['total']}</b>rows</button>"
@@ -501,10 +501,15 @@ def _counts_html(df: pd.DataFrame) -> str:
     return f"<div class='counts' role='group' aria-label='Row status counts'>{''.join(buttons)}</div>"
 
 
-def _head_html(df: pd.DataFrame, title: str, evaluators: list[dict[str, Any]], limit: int) -> str:
+def _head_html(
+    df: pd.DataFrame, title: str, evaluators: list[dict[str, Any]], limit: int, totals: dict | None = None
+) -> str:
+    """The page up to the items table; ``totals`` (``rows``, ``counts``, ``summary``) stand in for what
+    ``df`` would give when the rows are streamed rather than held (evalkit.spark)."""
+    totals = totals or {}
     meta = df.attrs.get("evalkit") or {}
     source = meta.get("source") if isinstance(meta, dict) else None
-    facts = [f"{len(df):,} rows", f"{len(evaluators)} evaluators"]
+    facts = [f"{totals.get('rows', len(df)):,} rows", f"{len(evaluators)} evaluators"]
     if source:
         # the file name only: a report gets shared, the local directory layout need not be
         facts.insert(0, f"source: {html.escape(Path(str(source)).name)}")
@@ -535,9 +540,9 @@ def _head_html(df: pd.DataFrame, title: str, evaluators: list[dict[str, Any]], l
 </header>
 <main>
 <h2>Row status</h2>
-{_counts_html(df)}
+{_counts_html(df, totals.get("counts"))}
 <h2>Evaluators</h2>
-{_summary_html(df)}
+{_summary_html(df, totals.get("summary"))}
 <h2>Items</h2>
 <div class="controls" id="controls" hidden>
 <label>Status <select id="f-status"><option value="">all</option>{status_options}</select></label>
