@@ -34,7 +34,7 @@ def run_spark(args, model_config: dict | None, print_summary) -> int:
     from evalkit.spark.session import get_session
 
     spark = get_session(args.master)
-    with _spark_errors(path):
+    with spark_errors(path):
         sdf = spark.read.parquet(str(path)) if is_table else load(spark, path)
         run = plan_evaluation(
             sdf,
@@ -84,10 +84,10 @@ def _is_parquet(path: Path) -> bool:
     return path.is_dir() and any(path.glob("*.parquet"))
 
 
-class _spark_errors:
+class spark_errors:
     """Spark's failures as the user's mistakes they are: a missing table, an evalkit error in a worker."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path):
         self.path = path
 
     def __enter__(self):
@@ -100,7 +100,10 @@ class _spark_errors:
 
         if isinstance(exc, AnalysisException) and "PATH_NOT_FOUND" in str(exc):
             raise EvalkitError(f"{self.path}: no such file or folder") from None
-        if isinstance(exc, (AnalysisException, PythonException)) or "Py4J" in type(exc).__name__:
+        from pyspark.errors import StreamingQueryException
+
+        spark_kinds = (AnalysisException, PythonException, StreamingQueryException)
+        if isinstance(exc, spark_kinds) or "Py4J" in type(exc).__name__:
             match = _WORKER_ERROR.search(str(exc))
             if match:
                 cls = getattr(errors, match.group(1), EvalkitError)

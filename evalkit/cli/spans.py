@@ -20,6 +20,7 @@ from pathlib import Path
 
 from evalkit.cli.run import parse_rate
 from evalkit.cli.spans_serve import register as register_serve
+from evalkit.cli.spans_stream import register as register_stream
 from evalkit.documents.atomic import atomic_write
 from evalkit.errors import EvalkitError
 
@@ -77,6 +78,7 @@ def register(subparsers) -> None:
     )
     ev.set_defaults(func=main)
     register_serve(commands)
+    register_stream(commands)
 
 
 def _no_subcommand(parser):

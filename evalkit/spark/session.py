@@ -26,14 +26,16 @@ def get_session(master: str | None = None, app_name: str = "evalkit", config: di
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
-    if master and master.startswith("local"):
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     defaults = {
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
     }
+    if master and master.startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        # one machine: a few shuffle partitions (a streaming job keeps its count in the checkpoint)
+        defaults["spark.sql.shuffle.partitions"] = "8"
     for key, value in {**defaults, **(config or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
