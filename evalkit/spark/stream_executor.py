@@ -57,7 +57,8 @@ def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.
         frame = pd.DataFrame(
             {k: pd.Series(v, dtype=object) for k, v in rows.items()}
         )  # object even when empty
-        frame.insert(3, "end_time", pd.to_datetime(pd.Series(end_ns, dtype="int64"), unit="ns", utc=True))
+        microseconds = pd.Series(end_ns, dtype="int64") // 1000  # Spark's timestamps are microseconds
+        frame.insert(3, "end_time", pd.to_datetime(microseconds, unit="us", utc=True))
         yield frame
 
 

@@ -39,7 +39,7 @@ def _span(session, trace: int, span: int, second: float, **attrs) -> dict:
         "spanId": f"{span:016x}",
         "name": "invoke_agent",
         "startTimeUnixNano": str(start),
-        "endTimeUnixNano": str(start + 200_000_000),
+        "endTimeUnixNano": str(start + 200_000_123),  # nanoseconds: Spark keeps microseconds
         "attributes": attributes,
     }
 
