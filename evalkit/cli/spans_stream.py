@@ -32,6 +32,12 @@ def register(commands) -> None:
     source.add_argument(
         "--kafka-bootstrap", metavar="SERVERS", help="Kafka bootstrap servers (host:port,...)"
     )
+    st.add_argument(
+        "--source-glob",
+        metavar="PATTERN",
+        help="read only the files matching PATTERN, e.g. 'spans-*.json': the Collector's rotated files, not "
+        "the one it is appending to",
+    )
     st.add_argument("--kafka-topic", metavar="TOPIC", help="Kafka topic of the Collector's kafka exporter")
     st.add_argument(
         "--kafka-encoding",
@@ -139,6 +145,7 @@ def stream_main(args) -> int:
             trigger_interval=args.trigger_interval,
             max_files_per_trigger=args.max_files_per_trigger,
             ship=not args.no_ship,
+            source_glob=args.source_glob,
         )
         where = args.source or f"Kafka topic {args.kafka_topic}"
         print(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import logging
 import os
 import uuid
@@ -288,23 +289,48 @@ def _resolve(sdf, evaluators, custom_dir, model_config) -> tuple[list[dict], dic
     return specs, resolved, config
 
 
+#: Distinct evaluator maps read on the driver; beyond this many, the names are exploded in Spark instead.
+DISTINCT_MAPS = 10_000
+
+
 def _names_where(sdf) -> dict[str, str]:
     """Every evaluator name the rows ask for, in first-seen order (by item, turn, position in the map), with
-    the place it first appears (``items[3]``, ``items[9].turns[1]``) for messages."""
+    the place it first appears (``items[3]``, ``items[9].turns[1]``) for messages.
+
+    Rows share few distinct maps (a document's defaults, a handful of overrides), so the distinct map texts
+    and their first row are collected and read on the driver; a table with a map per row is exploded in Spark.
+    """
     from pyspark.sql import functions as F
 
-    maps = F.from_json(F.col("evaluators"), "map<string,string>")
-    first = (
-        sdf.select("item", F.coalesce(F.col("turn"), F.lit(-1)).alias("turn"), F.posexplode(F.map_keys(maps)))
-        .groupBy("col")
-        .agg(F.min(F.struct("item", "turn", "pos")).alias("first"))
+    turn = F.coalesce(F.col("turn"), F.lit(-1)).alias("turn")
+    distinct = (
+        sdf.select("item", turn, "evaluators")
+        .groupBy("evaluators")
+        .agg(F.min(F.struct("item", "turn")).alias("first"))
+        .limit(DISTINCT_MAPS + 1)
         .collect()
     )
-    ordered = sorted(first, key=lambda r: (r["first"]["item"], r["first"]["turn"], r["first"]["pos"]))
+    firsts: dict[str, tuple] = {}
+    if len(distinct) <= DISTINCT_MAPS:
+        for row in distinct:
+            try:
+                value = json.loads(row["evaluators"]) if row["evaluators"] else {}
+            except (TypeError, ValueError):
+                continue  # the executors report the row with its text
+            names = list(value) if isinstance(value, dict) else []
+            for position, name in enumerate(names):
+                place = (row["first"]["item"], row["first"]["turn"], position)
+                firsts[name] = min(firsts.get(name, place), place)
+    else:
+        maps = F.from_json(F.col("evaluators"), "map<string,string>")
+        exploded = sdf.select("item", turn, F.posexplode(F.map_keys(maps)))
+        for row in (
+            exploded.groupBy("col").agg(F.min(F.struct("item", "turn", "pos")).alias("first")).collect()
+        ):
+            firsts[row["col"]] = (row["first"]["item"], row["first"]["turn"], row["first"]["pos"])
     where = {}
-    for row in ordered:
-        item, turn = row["first"]["item"], row["first"]["turn"]
-        where[row["col"]] = f"items[{item}]" if turn < 0 else f"items[{item}].turns[{turn}]"
+    for name, (item, turn_index, _) in sorted(firsts.items(), key=lambda entry: entry[1]):
+        where[name] = f"items[{item}]" if turn_index < 0 else f"items[{item}].turns[{turn_index}]"
     return where
 
 

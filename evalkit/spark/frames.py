@@ -44,6 +44,7 @@ INTEGER_COLUMNS = ("item", "turn")
 STATUS_COLUMNS = ("status", "error_code", "error_message")
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_EMPTY = {"[]": list, "{}": dict}
 
 
 def case_schema(columns) -> str:
@@ -107,6 +108,10 @@ def _parse(values: pd.Series, column: str) -> list:
         if text is None or (isinstance(text, float) and math.isnan(text)):
             parsed.append(default() if default is not None else None)
             continue
+        empty = _EMPTY.get(text)
+        if empty is not None:  # the common "[]" / "{}": a fresh value, no parsing
+            parsed.append(empty())
+            continue
         if shared and text in memo:
             parsed.append(memo[text])
             continue
@@ -153,9 +158,11 @@ def result_frame(scored: pd.DataFrame, fields: list[tuple[str, str]]) -> pd.Data
             out[column] = [bool(v) if isinstance(v, (bool, np.bool_)) else None for v in values.tolist()]
         elif column.endswith("_details"):
             out[column] = [None if v is None else _dumps(v) for v in values.tolist()]
+        elif values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty"):
+            out[column] = values.to_numpy()  # str and None / NaN only: Arrow reads NaN as null
         else:
             out[column] = [v if isinstance(v, str) else None for v in values.tolist()]
-    return pd.DataFrame(out, columns=[c for c, _ in fields])
+    return pd.DataFrame(out, columns=[c for c, _ in fields], copy=False)
 
 
 def _floats(values: pd.Series) -> np.ndarray:

@@ -54,6 +54,7 @@ def start_stream(
     trigger_interval: str | float = "10s",
     max_files_per_trigger: int | None = None,
     ship: bool = True,
+    source_glob: str | None = None,
 ):
     """Start the streaming query; returns Spark's ``StreamingQuery`` (``awaitTermination()``, ``stop()``).
 
@@ -63,7 +64,8 @@ def start_stream(
     (``NAME`` or ``NAME:LEVEL``, at most 10) in ``custom_dir``, shipped to the executors (or, with
     ``ship=False``, read there from ``custom_dir`` on shared storage). ``once`` processes what is there now and
     stops (Trigger.AvailableNow); otherwise a micro-batch runs every ``trigger_interval``. The checkpoint
-    defaults to ``<sink>/_checkpoint``.
+    defaults to ``<sink>/_checkpoint``. ``source_glob`` (Spark's ``pathGlobFilter``) picks the files to read,
+    e.g. ``spans-*.json`` for the Collector's rotated files and not the one it is still appending to.
     """
     require_pyspark()
     from pyspark.sql import functions as F
@@ -90,7 +92,7 @@ def start_stream(
         "timeout": float(timeout),
         "encoding": encoding,
     }
-    lines = _lines(spark, source, kafka, max_files_per_trigger)
+    lines = _lines(spark, source, kafka, max_files_per_trigger, source_glob)
     spans = lines.mapInPandas(functools.partial(parse_lines, settings), SPAN_SCHEMA)
     spans = spans.withWatermark("end_time", f"{late} seconds").dropDuplicatesWithinWatermark(
         ["trace_id", "span_id"]
@@ -141,7 +143,7 @@ def _check(evaluators: list[str], folder: Path, sampling: float, filters, output
     return [e.name for e in loaded]
 
 
-def _lines(spark, source, kafka: dict | None, max_files: int | None):
+def _lines(spark, source, kafka: dict | None, max_files: int | None, glob: str | None = None):
     """The raw lines (column ``value``) of the file folder or the Kafka topic."""
     if (source is None) == (kafka is None):
         raise EvalkitError("give either a source folder or a Kafka topic")
@@ -152,6 +154,8 @@ def _lines(spark, source, kafka: dict | None, max_files: int | None):
         reader = spark.readStream.format("text")
         if max_files:
             reader = reader.option("maxFilesPerTrigger", int(max_files))
+        if glob:
+            reader = reader.option("pathGlobFilter", glob)
         return reader.load(str(folder))
     if kafka.get("encoding", "otlp_proto") not in ENCODINGS:
         raise EvalkitError(f"Kafka encoding {kafka.get('encoding')!r}: use otlp_proto or otlp_json")

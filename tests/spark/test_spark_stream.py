@@ -91,12 +91,19 @@ def stream_args(source, custom, sink, *extra) -> list[str]:
 
 def test_sessions_are_sampled_filtered_and_evaluated_as_spans_serve_does(spark, stream_dirs, capsys):
     source, custom, sink = stream_dirs
-    put(source, "a.json", _sessions(0, 24, 0))
-    put(source, "b.json", [_request([_span("clock", 999, 1, 3600)])])  # moves event time on: the 24 close
-    extra = ("--sampling", "50", "--filter", "team=blue")
+    put(source, "spans-a.json", _sessions(0, 24, 0))
+    put(
+        source, "spans-b.json", [_request([_span("clock", 999, 1, 3600)])]
+    )  # event time moves on: the 24 close
+    live = json.dumps(_request([_span("live", 555, 1, 10, ok="yes", team="blue")]))
+    (source / "spans.json").write_text(
+        live + "\n" + live[:40]
+    )  # the file the Collector is still appending to
+    extra = ("--sampling", "50", "--filter", "team=blue", "--source-glob", "spans-*.json")
     assert cli(stream_args(source, custom, sink, *extra)) == 0
     results = read_parts(sink)
     expected = {f"s{n}" for n in range(24) if n % 4 and sampled(f"s{n}", 50)}  # team=blue: n % 4 != 0
+    assert sampled("live", 50)  # so only --source-glob keeps it out
     assert 3 <= len(expected) < 24
     assert sorted(r["attributes"]["session.id"] for r in results) == sorted(expected)  # once each
     for result in results:
