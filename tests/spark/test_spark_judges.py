@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from conftest import CUSTOM
 from test_spark_batch import assert_same_results
 
 import evalkit
@@ -17,7 +18,7 @@ SECRET = "sk-test-SPARK-SECRET-7731"
 def document(n: int = 8) -> dict:
     return {
         "schemaVersion": "1.11.0",
-        "default_evaluators": {"Relevance": {}, "Coherence": {}, "ExactMatch": {}},
+        "default_evaluators": {"Relevance": {}, "Coherence": {}, "professional_tone": {}, "ExactMatch": {}},
         "items": [
             {
                 "prompt": f"How many vacation days do employees get in year {i}?",
@@ -51,22 +52,25 @@ def test_judges_on_executors_match_the_pandas_engine_and_keep_the_key_out(
 ):
     model_server.require_key = SECRET  # a call without the key would be a 401 and an error result
     config = {"base_url": model_server.openai_base_url, "model": "judge", "api_key": SECRET}
-    expected = evalkit.evaluate(evalkit.load(document()), model_config=config, cache=False)
+    expected = evalkit.evaluate(evalkit.load(document()), model_config=config, cache=False, custom_dir=CUSTOM)
     pandas_calls = model_server.request_count
-    assert pandas_calls == 16 and set(expected["relevance_result"]) == {"pass", "fail"}
+    assert pandas_calls == 24 and set(expected["relevance_result"]) == {"pass", "fail"}
 
     model_server.fail_next(3, status=429, retry_after=0.05)  # back-off on the executors, then answers
     cache = tmp_path / "shared-judge-cache.sqlite3"
     # evalkit's own debug log, everything else at INFO (py4j's DEBUG log is a wire dump of every value sent
     # to the JVM, spark.executorEnv values included, and is never on in production)
     with caplog.at_level(logging.INFO), caplog.at_level(logging.DEBUG, logger="evalkit"):
-        run = plan_evaluation(es.load(spark, document()), model_config=config, cache=cache, concurrency=4)
+        run = plan_evaluation(  # professional_tone: a custom .prompty judge, shipped with the job
+            es.load(spark, document()), model_config=config, cache=cache, concurrency=4, custom_dir=CUSTOM
+        )
         scored = run.frame
         got = es.to_pandas(scored)
     assert_same_results(expected, got)
-    assert model_server.request_count - pandas_calls == 16 + 3
+    assert model_server.request_count - pandas_calls == 24 + 3
     judge = run.judge_summary()  # the executors' counters, summed by an accumulator
-    assert judge["calls"] >= 16 and judge["model_name"] == "judge"
+    assert judge["calls"] >= 24 and judge["model_name"] == "judge"
+    assert set(judge["prompt_hashes"]) == {"Relevance", "Coherence", "professional_tone"}
     assert judge["tokens"]["Relevance"]["prompt"] > 0 and judge["prompt_tokens"] > 0
     assert SECRET not in str(judge)
 
@@ -84,6 +88,8 @@ def test_judges_on_executors_match_the_pandas_engine_and_keep_the_key_out(
 
     # A second run on the same cache file makes no model call: the executors found every judgment there.
     before = model_server.request_count
-    again = es.to_pandas(es.evaluate(es.load(spark, document()), model_config=config, cache=cache))
+    again = es.to_pandas(
+        es.evaluate(es.load(spark, document()), model_config=config, cache=cache, custom_dir=CUSTOM)
+    )
     assert model_server.request_count == before
     assert_same_results(expected, again)
