@@ -143,3 +143,31 @@ def test_the_command_line_end_to_end_in_a_fresh_process(tmp_path):
     assert "Traceback" not in proc.stderr
     assert "(Spark local[2])" in proc.stdout
     assert json.loads((tmp_path / "out" / "results.json").read_text())["items"][7]["status"] == "partial"
+
+
+def test_a_judged_document_records_the_judge_like_the_pandas_engine(
+    spark, tmp_path, model_server, monkeypatch, capsys
+):
+    secret = "sk-test-CLI-SPARK-1234"
+    model_server.require_key = secret
+    monkeypatch.setenv("OPENAI_BASE_URL", model_server.openai_base_url)
+    monkeypatch.setenv("OPENAI_MODEL", "judge")
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    doc = tmp_path / "judged.json"
+    doc.write_text(json.dumps({"schemaVersion": "1.11.0", "default_evaluators": {"Relevance": {}}, "items": [
+        {"prompt": f"How many vacation days in year {i}?", "response": "20 vacation days per year."}
+        for i in range(4)]}))  # fmt: skip
+    args = ["run", str(doc), "--no-cache", "--custom-dir", str(tmp_path)]
+    assert cli([*args, "--out", str(tmp_path / "pandas")]) == 0
+    capsys.readouterr()
+    assert cli([*args, "--engine", "spark", "--out", str(tmp_path / "spark")]) == 0
+    printed = capsys.readouterr().out
+    assert "Judge: OpenAI-compatible" in printed and "4 calls, 0 from cache" in printed
+    assert secret not in printed
+    pandas_doc, spark_doc = (results_json(tmp_path / k / "results.json") for k in ("pandas", "spark"))
+    assert [i["scores"] for i in spark_doc["items"]] == [i["scores"] for i in pandas_doc["items"]]
+    judge = spark_doc["metadata"]["extensions"]["dev.evalkit.judge"]
+    expected = pandas_doc["metadata"]["extensions"]["dev.evalkit.judge"]
+    for field in ("model", "model_name", "prompt_hashes", "parameters", "calls", "cache_hits", "tokens"):
+        assert judge[field] == expected[field], field
+    assert secret not in (tmp_path / "spark" / "results.json").read_text()
