@@ -4,8 +4,6 @@ case table, the same summary, gate and exit codes."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 
 import pandas as pd
@@ -131,18 +129,6 @@ def test_a_missing_pyspark_is_exit_3_with_the_pip_command(tmp_path, monkeypatch,
     monkeypatch.setitem(sys.modules, "pyspark", None)
     assert cli(["run", str(DEMO), "--engine", "spark", "--out", str(tmp_path)]) == 3
     assert "pip install 'evalkit[spark]'" in capsys.readouterr().err
-
-
-def test_the_command_line_end_to_end_in_a_fresh_process(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "evalkit", "run", str(DEMO), "--engine", "spark", "--master", "local[2]",
-         "--out", str(tmp_path / "out"), "--fail-under", "90%"],
-        cwd=REPO, capture_output=True, text=True, timeout=600, env={**os.environ, "PYSPARK_PYTHON": sys.executable},
-    )  # fmt: skip
-    assert proc.returncode == 1, proc.stderr[-2000:]
-    assert "Traceback" not in proc.stderr
-    assert "(Spark local[2])" in proc.stdout
-    assert json.loads((tmp_path / "out" / "results.json").read_text())["items"][7]["status"] == "partial"
 
 
 def test_a_judged_document_records_the_judge_like_the_pandas_engine(
