@@ -233,3 +233,20 @@ def test_engine_reuse_imports_a_custom_evaluator_once_per_process(project):
     evalkit.evaluate(table)
     evalkit.evaluate(table)
     assert log.read_text().count("imported") == 3  # without reuse: once per call
+
+
+def test_extra_evaluators_and_adhoc_callables_travel_to_the_executors(spark, monkeypatch):
+    monkeypatch.chdir(REPO)
+    doc = {"schemaVersion": "1.11.0", "default_evaluators": {"ExactMatch": {}}, "items": [
+        {"prompt": "p", "response": "short", "expected_response": "short"},
+        {"prompt": "p", "response": "a much longer answer than that", "expected_response": "x"},
+    ]}  # fmt: skip
+
+    def short(*, response="", **_):
+        return {"score": int(len(response) < 10), "reason": f"{len(response)} characters"}
+
+    extra = {"short": short, "PartialMatch": {"threshold": 0.9}}
+    expected = evalkit.evaluate(evalkit.load(doc), evaluators=extra)
+    got = es.to_pandas(es.evaluate(es.load(spark, doc), evaluators=extra))
+    assert_same_results(expected, got)
+    assert list(got["short_result"]) == ["pass", "fail"] and list(got["partialMatch_threshold"]) == [0.9, 0.9]
