@@ -17,6 +17,7 @@ import functools
 import json
 import logging
 import os
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -90,8 +91,9 @@ def evaluate(
             folders of the evaluators the rows use are shipped with the job (``SparkContext.addFile``); with
             ``ship=False`` the executors read ``custom_dir`` itself, which must then be a path every executor
             sees (shared storage: ``/dbfs/...``, an NFS mount).
-        concurrency: the most judge calls in flight **per Python worker** (one per executor core); the cluster
-            has up to workers x concurrency calls in flight. 429s halve each worker's limit on its own.
+        concurrency: the most judge calls in flight **per executor**; the cluster has up to executors x
+            concurrency in flight. An executor scores with one Python worker per task slot (core), so each
+            worker gets ``concurrency // slots`` (at least 1); 429s halve a worker's share on its own.
         cache: the judge cache of each executor: True (a SQLite file on the executor's local disk:
             ``$EVALKIT_CACHE_DIR``, else the user's cache folder), False (none), or the path of one SQLite file
             every worker opens (local disk only: SQLite locking is not safe on NFS, SMB, DBFS, blobfuse, s3fs).
@@ -121,6 +123,7 @@ class Evaluation:
     resolved: dict
     judge: dict | None  # the judge model without its key, when LLM evaluators run
     stats: Any  # an accumulator of the executors' judge counters (JudgeStats), or None
+    worker_concurrency: int = 1  # judge calls in flight per Python worker (the executor's share)
 
     def judge_summary(self) -> dict | None:
         """The ``dev.evalkit.judge`` provenance of the run, once the frame has been computed."""
@@ -178,7 +181,7 @@ def plan_evaluation(
         "custom": where,
         "judge": _without_key(judge_config),
         "cache": str(cache) if isinstance(cache, (str, os.PathLike)) else bool(cache),
-        "concurrency": max(1, int(concurrency)),
+        "concurrency": worker_share(spark, concurrency),
         "judge_timeout": float(judge_timeout),
         "evaluators": evaluators,
         "fields": fields,
@@ -204,7 +207,31 @@ def plan_evaluation(
             parts.append(turns.mapInPandas(_bound({**settings, "threads": True}), schema))
     scored = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
     scored = scored.withMetadata("status", {META_KEY: meta})
-    return Evaluation(scored, specs, resolved, settings["judge"], settings["stats"])
+    return Evaluation(scored, specs, resolved, settings["judge"], settings["stats"], settings["concurrency"])
+
+
+def worker_share(spark, concurrency: int) -> int:
+    """Judge calls in flight per Python worker, so that one executor has at most ``concurrency`` in flight:
+    ``concurrency`` divided among the executor's task slots (at least 1 each)."""
+    return max(1, int(concurrency) // executor_slots(spark))
+
+
+def executor_slots(spark) -> int:
+    """Python workers one executor runs at once: its cores / ``spark.task.cpus`` (local[N]: N)."""
+
+    conf = spark.sparkContext.getConf()
+    master = conf.get("spark.master", "local[*]")
+    per_task = max(1, int(conf.get("spark.task.cpus", "1")))
+    local = re.fullmatch(r"local(?:\[(\*|\d+)(?:,\s*\d+)?\])?", master)
+    if local:
+        threads = local.group(1)
+        cores = 1 if threads is None else (os.cpu_count() or 1) if threads == "*" else int(threads)
+        return max(1, cores // per_task)
+    cores = conf.get("spark.executor.cores", None)
+    if cores is None:  # standalone default: every core of the worker; estimate from the cluster now
+        executors = max(1, spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1)
+        cores = spark.sparkContext.defaultParallelism // executors
+    return max(1, int(cores) // per_task)
 
 
 def _output_schema(sdf, passthrough: list[str], fields: list[tuple[str, str]]):

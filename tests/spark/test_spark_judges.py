@@ -68,6 +68,7 @@ def test_judges_on_executors_match_the_pandas_engine_and_keep_the_key_out(
         got = es.to_pandas(scored)
     assert_same_results(expected, got)
     assert model_server.request_count - pandas_calls == 24 + 3
+    assert run.worker_concurrency == 2  # concurrency=4 per executor, local[2]: 2 workers of 2 calls each
     judge = run.judge_summary()  # the executors' counters, summed by an accumulator
     assert judge["calls"] >= 24 and judge["model_name"] == "judge"
     assert set(judge["prompt_hashes"]) == {"Relevance", "Coherence", "professional_tone"}
