@@ -191,6 +191,10 @@ def plan_evaluation(
         "stats": _stats_accumulator(spark) if judge_config else None,
     }
     meta = {**described, "scored": specs}
+    log.debug(
+        "spark evaluation: evaluators %s; custom evaluators %s; %d judge call(s) in flight per Python worker",
+        ", ".join(names) or "none", where, settings["concurrency"],
+    )  # fmt: skip
     schema = _output_schema(sdf, passthrough, fields)
     key = (judge_config or {}).get("api_key")
     with _executor_key(spark, key):

@@ -151,15 +151,12 @@ def test_a_thread_split_across_arrow_batches_reaches_one_engine_call_in_order():
     settings = {
         "token": "t", "custom": {"path": str(CUSTOM)}, "judge": None, "cache": False, "concurrency": 2,
         "judge_timeout": 5.0, "evaluators": None, "fields": result_fields(specs), "inputs": list(rows.columns),
-        "passthrough": list(rows.columns), "threads": True, "engine_rows": 1,
+        "passthrough": list(rows.columns), "threads": True,
     }  # fmt: skip
-    calls = list(score_partition(settings, iter(cuts)))  # engine_rows=1: one call per re-cut frame
+    calls = list(score_partition(settings, iter(cuts)))  # one engine call per re-cut frame
     assert [list(c["item"]) for c in calls] == [[0], [1, 1, 1, 1, 1, 2]]
     assert list(calls[1]["turn"][:5]) == [0, 1, 2, 3, 4]
     assert list(calls[1]["status"]) == ["fail"] * 5 + ["pass"]
-    gathered = list(score_partition({**settings, "engine_rows": 50_000}, iter(cuts)))  # small frames gathered
-    assert [list(c["item"]) for c in gathered] == [[0, 1, 1, 1, 1, 1, 2]]
-    assert gathered[0]["status"].tolist() == ["pass"] + calls[1]["status"].tolist()
 
 
 def test_parquet_case_table_with_nested_columns(spark, tmp_path):
