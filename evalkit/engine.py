@@ -45,6 +45,7 @@ def evaluate(
     agent: Any = None,
     sample: int = 0,
     progress: bool | None = None,
+    reuse: dict | None = None,
 ) -> pd.DataFrame:
     """Score a case table and return a new one with result columns, ``status`` and ``error``.
 
@@ -70,32 +71,36 @@ def evaluate(
         sample: which repeated judgment this run is (part of the judge cache key): runs with samples 0..k-1
             judge every row k times independently (see ``sample_judgments``).
         progress: show a progress bar (default: when the run takes more than a moment).
+        reuse: a dict the caller keeps across calls with the same ``custom_dir`` and judge settings (evalkit.spark
+            keeps one per executor process): evaluators are resolved (custom ones imported) and the judge pool
+            and cache opened on first use, then reused, so judge back-off and HTTP clients outlive one call.
+            Judge counters and tokens in the result's attrs are then cumulative over the calls.
     """
     quiet_llm_libraries()  # before custom evaluators or judges import promptflow / azure-ai-evaluation
     install_log_redaction()  # no key in any log line, promptflow's and openai's included
     table = _complete(df.copy())
     table.attrs = dict(df.attrs)
     meta = dict(table.attrs.get("evalkit") or {})
-    adhoc, extra = _split_extra(evaluators)
+    adhoc, extra = split_extra(evaluators)
     if extra:
         merged: dict[int, dict] = {}
         table["evaluators"] = [merged.setdefault(id(m), {**m, **extra}) for m in table["evaluators"]]
     rows = _Rows(table)
     names_where = _names_where(table, rows, adhoc)
 
-    named = {n: w for n, w in names_where.items() if n not in adhoc}
-    resolved = resolve_evaluators(named, custom_dir, import_timeout=evaluator_timeout or None)
+    resolved = _resolve(
+        {n: w for n, w in names_where.items() if n not in adhoc}, custom_dir, reuse, evaluator_timeout or None
+    )
     resolved.update(adhoc)
     for evaluator in resolved.values():
         if isinstance(evaluator, RowEvaluator):
             evaluator.timeout = evaluator_timeout or None
-    judge = _prepare_judges(
-        resolved,
-        model_config,
-        JudgePool(concurrency, attempts=judge_attempts, timeout=judge_timeout, cache=None),
-        cache,
-        sample,
+    pool = (reuse or {}).get("pool") or JudgePool(
+        concurrency, attempts=judge_attempts, timeout=judge_timeout, cache=None
     )
+    if reuse is not None:
+        reuse["pool"] = pool
+    judge = _prepare_judges(resolved, model_config, pool, cache, sample)
 
     if agent is not None:
         table = _run_agent(table, agent, concurrency)
@@ -238,7 +243,7 @@ def _complete(table: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def _split_extra(evaluators) -> tuple[dict[str, Any], dict[str, dict]]:
+def split_extra(evaluators) -> tuple[dict[str, Any], dict[str, dict]]:
     """Separate ad-hoc callables from extra configured evaluators applied to every row."""
     if evaluators is None:
         return {}, {}
@@ -279,6 +284,17 @@ def _names_where(table: pd.DataFrame, rows: _Rows, adhoc: dict) -> dict[str, str
     for name in adhoc:
         where.setdefault(name, "evaluators=")
     return where
+
+
+def _resolve(names_where: dict[str, str], custom_dir, reuse: dict | None, import_timeout=None) -> dict:
+    """The evaluator objects of ``names_where``; with ``reuse``, each name is resolved once and kept there."""
+    if reuse is None:
+        return resolve_evaluators(names_where, custom_dir, import_timeout=import_timeout)
+    known = reuse.setdefault("evaluators", {})
+    missing = {name: where for name, where in names_where.items() if name not in known}
+    if missing:
+        known.update(resolve_evaluators(missing, custom_dir, import_timeout=import_timeout))
+    return {name: known[name] for name in names_where}
 
 
 def _score_one(evaluator, rows: _Rows, mask: np.ndarray, *, adhoc: bool) -> list[pd.DataFrame]:
@@ -332,7 +348,7 @@ def _attach(table: pd.DataFrame, key: str, parts: list[pd.DataFrame]) -> None:
         table[target] = values
 
 
-class _JudgeRun:
+class JudgeRun:
     """The judge side of a run: the model, the shared pool; what it cost."""
 
     def __init__(self, config: dict, pool):
@@ -377,7 +393,7 @@ def _judge_parameters(resolved: dict) -> dict:
 
 def _prepare_judges(
     resolved: dict, model_config: dict | None, pool: JudgePool, cache, sample: int = 0
-) -> _JudgeRun | None:
+) -> JudgeRun | None:
     """Stop before any work when an LLM evaluator is asked for and no judge model is configured;
     otherwise give every LLM evaluator the model and the run's one judge pool."""
     llm = [name for name, ev in resolved.items() if getattr(ev, "is_llm", False)]
@@ -391,12 +407,13 @@ def _prepare_judges(
         raise EnvironmentConfigError(MISSING_JUDGE_MESSAGE.format(what=f"The LLM evaluator(s) {what}"))
     register_secrets_of(config)
     log.debug("judge model: %s", describe(config))
-    pool.cache = _open_cache(cache)
+    if pool.cache is None:  # a reused pool keeps the cache it opened
+        pool.cache = _open_cache(cache)
     for name in llm:
         resolved[name].model_config = config
         resolved[name].pool = pool
         resolved[name].sample = sample
-    return _JudgeRun(config, pool)
+    return JudgeRun(config, pool)
 
 
 def _open_cache(cache):

@@ -33,7 +33,7 @@ LAYERS = [
     "__init__",
 ]
 MAX_LINES = 500
-MAX_ROOT_ENTRIES = 14
+MAX_ROOT_ENTRIES = 15  # 14 + spark (issue 13)
 
 
 def _module_name(path: Path) -> str:

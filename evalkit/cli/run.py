@@ -15,7 +15,11 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("run", help="evaluate an eval document and write the results")
-    parser.add_argument("document", metavar="DOC", help="eval document (JSON)")
+    parser.add_argument(
+        "document",
+        metavar="DOC",
+        help="eval document (JSON); with --engine spark also a case table in Parquet",
+    )
     parser.add_argument("--out", metavar="DIR", help="results folder (default: results/<document name>)")
     parser.add_argument(
         "--custom-dir", metavar="DIR", help="custom evaluators folder (default: ./custom-evaluators)"
@@ -69,6 +73,17 @@ def register(subparsers) -> None:
         help="Azure OpenAI judge sign-in: the API key, or azure-identity's DefaultAzureCredential "
         "(the default when no key is set)",
     )
+    parser.add_argument(
+        "--engine",
+        choices=("pandas", "spark"),
+        default="pandas",
+        help="pandas (default: one process) or spark (the same engine per partition; needs evalkit[spark])",
+    )
+    parser.add_argument(
+        "--master",
+        metavar="URL",
+        help="Spark master for --engine spark (default: spark-submit's, else local[*])",
+    )
     parser.set_defaults(func=main)
 
 
@@ -111,6 +126,12 @@ def main(args) -> int:
 
 
 def _run(args) -> int:
+    if args.engine == "spark":
+        from evalkit.cli.run_spark import run_spark
+
+        return run_spark(args, _model_config(args), print_summary)
+    if args.master:
+        raise EvalkitError("--master is for --engine spark")
     from evalkit import engine
     from evalkit.analysis.formatting import count, percent
     from evalkit.analysis.summaries import status_counts
@@ -192,10 +213,15 @@ def _model_config(args) -> dict | None:
 
 
 def _print_evaluators(scored) -> None:
-    from evalkit.analysis.formatting import percent
     from evalkit.analysis.summaries import summary
 
-    table = summary(scored)
+    print_summary(summary(scored))
+
+
+def print_summary(table) -> None:
+    """One line per evaluator of an ``evalkit.summary`` table: pass rate and counts."""
+    from evalkit.analysis.formatting import percent
+
     rows = [name for name in table.index if name != "(status)"]
     if not rows:
         return

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from evalkit.cli.run import parse_rate
 from evalkit.cli.spans_serve import register as register_serve
+from evalkit.cli.spans_stream import register as register_stream
 from evalkit.documents.atomic import atomic_write
 from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
 from evalkit.errors import EvalkitError
@@ -93,6 +94,7 @@ def register(subparsers) -> None:
     ev.set_defaults(func=main)
     register_serve(commands)
     _register_package(commands)
+    register_stream(commands)
 
 
 def _no_subcommand(parser):

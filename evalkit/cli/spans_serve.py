@@ -42,7 +42,7 @@ def register(commands) -> None:
     sv.add_argument(
         "--sampling",
         metavar="PERCENT",
-        type=_percentage,
+        type=parse_percentage,
         default=100.0,
         help="percentage of sessions evaluated, 0.01-100 as AgentCore (default 100), decided by a hash of "
         "the session id",
@@ -121,7 +121,7 @@ def register(commands) -> None:
     st.set_defaults(func=status_main)
 
 
-def _percentage(text: str) -> float:
+def parse_percentage(text: str) -> float:
     try:
         value = float(text.rstrip("%"))
     except ValueError:

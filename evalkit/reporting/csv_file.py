@@ -51,6 +51,12 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
     results.csv of the same evaluator set has the same header. Missing scores, thresholds and ``<NA>`` turns are
     empty cells. The write is vectorised (``DataFrame.to_csv``) and replaces ``path`` only once complete.
     """
+    with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
+        csv_frame(df).to_csv(handle, index=False, lineterminator="\n")
+
+
+def csv_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` as the flat frame results.csv holds (:func:`csv_columns`; a Spark run writes it in chunks)."""
     renamed = {
         score_column(ev["key"]): ev["key"]
         for ev in scored_evaluators(df)
@@ -59,6 +65,4 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
     source = (
         df.drop(columns=list(renamed.values()), errors="ignore").rename(columns=renamed) if renamed else df
     )
-    flat = source.reindex(columns=csv_columns(df))  # absent columns come back all-NaN, i.e. empty cells
-    with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
-        flat.to_csv(handle, index=False, lineterminator="\n")
+    return source.reindex(columns=csv_columns(df))  # absent columns come back all-NaN, i.e. empty cells

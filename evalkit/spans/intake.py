@@ -57,7 +57,7 @@ def decode_request(body: bytes, content_type: str, encoding: str, limit: int = M
         raise BadRequest(415, f"Content-Encoding {encoding!r} is not supported (use gzip or none)")
     kind = (content_type or "").split(";")[0].strip().lower()
     if kind == "application/x-protobuf":
-        request = _protobuf_dict(body)
+        request = protobuf_dict(body)
     elif kind == "application/json":
         try:
             request = parse_json(body)
@@ -81,7 +81,7 @@ def decode_request(body: bytes, content_type: str, encoding: str, limit: int = M
     return docs, problems
 
 
-def _protobuf_dict(body: bytes) -> dict:
+def protobuf_dict(body: bytes) -> dict:
     from google.protobuf.json_format import MessageToDict
     from google.protobuf.message import DecodeError
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest

@@ -140,9 +140,9 @@ def _read_file(file: Path, docs: list, wheres: list, problems: list) -> None:
     if whole is not _NOT_JSON:
         if isinstance(whole, list):
             for index, item in enumerate(whole):
-                _read_object(item, (label, f"[{index}]"), docs, wheres, problems)
+                read_object(item, (label, f"[{index}]"), docs, wheres, problems)
         else:
-            _read_object(whole, (label, ""), docs, wheres, problems)
+            read_object(whole, (label, ""), docs, wheres, problems)
         return
     # JSON lines: split on "\n" only (str.splitlines would also split on U+2028 inside JSON strings).
     for lineno, line in enumerate(text.split("\n"), 1):
@@ -154,7 +154,7 @@ def _read_file(file: Path, docs: list, wheres: list, problems: list) -> None:
         except JsonInputError as exc:
             problems.append(f"{label}: line {lineno}: {_json_reason(exc)}")
             continue
-        _read_object(item, where, docs, wheres, problems)
+        read_object(item, where, docs, wheres, problems)
 
 
 _NOT_JSON = object()
@@ -167,7 +167,7 @@ def _json_reason(exc: JsonInputError) -> str:
     return f"not valid JSON ({exc})" if exc.syntax else str(exc)
 
 
-def _read_object(item: Any, where: tuple[str, str], docs: list, wheres: list, problems: list) -> None:
+def read_object(item: Any, where: tuple[str, str], docs: list, wheres: list, problems: list) -> None:
     """One JSON value: an OTLP export request (``resourceSpans``) or a flat span document."""
     if not isinstance(item, dict):
         problems.append(f"{location(where)}: expected a span (a JSON object), found {type_name(item)}")

@@ -68,7 +68,7 @@ def evaluate_session(
     results = evaluate_spans(
         frame, evaluators, session=session_id, timeout=timeout, judges=judges, workers=workers
     )
-    service = _service_name(docs)
+    service = service_name(docs)
     for entry in results:
         entry["passed"] = passed(entry)
         entry["service"] = service
@@ -82,7 +82,7 @@ def load_evaluator(spec: str, custom_dir) -> SpanEvaluator | LLMSpanEvaluator:
     return resolve_span_evaluator(spec, custom_dir)
 
 
-def _service_name(docs: list[dict]) -> str:
+def service_name(docs: list[dict]) -> str:
     for doc in docs:
         name = ((doc.get("resource") or {}).get("attributes") or {}).get("service.name")
         if name:

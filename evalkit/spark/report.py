@@ -1,0 +1,128 @@
+"""The figures and the report of a run whose rows are streamed: totals added up chunk by chunk (the printed
+summary, the gate), and report.html, the one report page of the gathered table (see ``StreamedReport``)."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pandas as pd
+
+from evalkit.analysis.summaries import (
+    STATUS_ROW,
+    STATUSES,
+    SUMMARY_COLUMNS,
+    numeric_scores,
+    status_counts,
+    summary,
+)
+from evalkit.documents.columns import score_column
+from evalkit.reporting.html_page import write_html
+from evalkit.reporting.page_data import TEXT_LIMIT
+
+
+class Totals:
+    """Row statuses and per-evaluator counts and mean scores, added up over chunks of a scored table."""
+
+    def __init__(self, specs: list[dict]):
+        self.specs = specs
+        self.rows = 0
+        self.counts = {name: 0 for name in STATUSES}
+        self.evaluators = {
+            str(s.get("name", s["key"])): dict.fromkeys(
+                ("asked", "passed", "failed", "errored", "n", "sum"), 0
+            )
+            for s in specs
+        }
+
+    def add(self, chunk: pd.DataFrame) -> None:
+        self.rows += len(chunk)
+        counts = status_counts(chunk)
+        for name in STATUSES:
+            self.counts[name] += counts[name]
+        table = summary(chunk)
+        for spec in self.specs:
+            name = str(spec.get("name", spec["key"]))
+            mine = self.evaluators[name]
+            if name in table.index:
+                for column in ("asked", "passed", "failed", "errored"):
+                    mine[column] += int(table.loc[name, column])
+            result, column = f"{spec['key']}_result", score_column(spec["key"])
+            if result in chunk.columns and column in chunk.columns:
+                values = numeric_scores(chunk[column])[chunk[result].notna().to_numpy()]
+                values = values[~np.isnan(values)]
+                mine["n"] += len(values)
+                mine["sum"] += float(values.sum())
+
+    def status_counts(self) -> dict[str, int]:
+        return {**self.counts, "total": self.rows}
+
+    def summary(self, judge: dict | None = None) -> pd.DataFrame:
+        """The table ``evalkit.summary`` gives for the whole run."""
+        rows = {}
+        for name, mine in self.evaluators.items():
+            decided = mine["passed"] + mine["failed"]
+            rows[name] = {
+                "asked": mine["asked"],
+                "passed": mine["passed"],
+                "failed": mine["failed"],
+                "errored": mine["errored"],
+                "partial": 0,
+                "pass_rate": mine["passed"] / decided if decided else math.nan,
+                "mean_score": mine["sum"] / mine["n"] if mine["n"] else math.nan,
+            }
+        rows[STATUS_ROW] = {
+            "asked": self.rows,
+            "passed": self.counts["pass"],
+            "failed": self.counts["fail"],
+            "errored": self.counts["error"],
+            "partial": self.counts["partial"],
+            "pass_rate": self.counts["pass"] / self.rows if self.rows else math.nan,
+            "mean_score": math.nan,
+        }
+        out = pd.DataFrame.from_dict(rows, orient="index", columns=list(SUMMARY_COLUMNS))
+        out = out.astype({c: "int64" for c in SUMMARY_COLUMNS[:5]}).astype(
+            {"pass_rate": float, "mean_score": float}
+        )
+        out.index.name = "evaluator"
+        if judge and judge.get("tokens"):
+            tokens = judge["tokens"]
+            out["prompt_tokens"] = [tokens.get(n, {}).get("prompt", 0) for n in out.index]
+            out["completion_tokens"] = [tokens.get(n, {}).get("completion", 0) for n in out.index]
+            out.loc[STATUS_ROW, "prompt_tokens"] = judge.get("prompt_tokens", 0)
+            out.loc[STATUS_ROW, "completion_tokens"] = judge.get("completion_tokens", 0)
+        return out
+
+
+class StreamedReport:
+    """report.html from chunks: ``add(chunk)`` per chunk, then ``finish(path, template, totals, judge)``.
+
+    The one report page (:mod:`evalkit.reporting.page`) is rendered from the whole scored table (figures, summary,
+    item view), so the chunks are gathered here and the page is written once at the end: report.html is the one
+    file of a Spark run whose driver memory grows with the rows (about the page's own size). For millions of
+    rows, run a Parquet case table, which writes results.parquet alone.
+    """
+
+    def __init__(self, specs: list[dict], text_limit: int = TEXT_LIMIT):
+        self.limit = text_limit
+        self.chunks: list[pd.DataFrame] = []
+
+    def add(self, chunk: pd.DataFrame) -> None:
+        self.chunks.append(chunk)
+
+    def finish(
+        self, path: str | os.PathLike, template: pd.DataFrame, totals: Totals, judge: dict | None
+    ) -> None:
+        """Write the page; ``template`` is an empty frame with the run's attrs (title, source, judge)."""
+        table = pd.concat(self.chunks, ignore_index=True) if self.chunks else template.copy()
+        table.attrs = dict(template.attrs)
+        if judge:
+            table.attrs["evalkit"] = {**(table.attrs.get("evalkit") or {}), "judge": judge}
+        try:
+            write_html(table, path, text_limit=self.limit)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.chunks = []

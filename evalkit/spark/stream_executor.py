@@ -1,0 +1,156 @@
+"""What ``spans stream`` runs in the Python workers: OTLP lines into span rows, closed sessions into results.
+
+Both steps use the functions ``spans serve`` uses, so a session gets the same verdicts online on one machine and
+on Spark: span documents are read by ``evalkit.spans.loading`` (OTLP JSON requests or flat span documents),
+sessions are sampled by ``evalkit.spans.online.sampled`` (the sha256 of the session id) and filtered by its
+``Filter`` / ``session_matches``, and evaluated by ``evaluate_spans`` with the evaluators of the run, which are
+imported once per worker process.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pandas as pd
+
+from evalkit.spans import loading
+from evalkit.spans.session_evaluation import passed, service_name
+from evalkit.spans.session_tracking import Filter, sampled, session_matches
+from evalkit.spans.span_frame import session_id_of
+
+#: Columns of the parsed span rows.
+SPAN_SCHEMA = "session_id string, trace_id string, span_id string, end_time timestamp, document string"
+#: Columns of the evaluated result rows (one row per result entry).
+RESULT_SCHEMA = (
+    "session_id string, position int, session_end timestamp, evaluator string, passed boolean, entry string"
+)
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
+_EVALUATORS: dict[str, list] = {}
+
+
+def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """Lines (``value``: one OTLP export request or one span document per line) -> sampled span rows.
+
+    A span without ``session.id`` (its own or its resource's) takes the session of the spans of its trace in
+    the same line (one exported request); otherwise it is dropped, as are unsampled sessions and lines that
+    are not JSON. Times are the spans' end times (event time of the session windows).
+    """
+    percentage = settings["sampling"]
+    for batch in batches:
+        rows: dict[str, list] = {
+            "session_id": [],
+            "trace_id": [],
+            "span_id": [],
+            "end_ns": [],
+            "document": [],
+        }
+        for text in batch["value"].tolist():
+            for session, doc in _spans(text, settings.get("encoding", "lines")):
+                if session is None or not sampled(session, percentage):
+                    continue
+                rows["session_id"].append(session)
+                rows["trace_id"].append(doc["traceId"])
+                rows["span_id"].append(doc["spanId"])
+                rows["end_ns"].append(doc["endTimeUnixNano"])
+                rows["document"].append(_dumps(doc))
+        end_ns = rows.pop("end_ns")
+        frame = pd.DataFrame(
+            {k: pd.Series(v, dtype=object) for k, v in rows.items()}
+        )  # object even when empty
+        microseconds = pd.Series(end_ns, dtype="int64") // 1000  # Spark's timestamps are microseconds
+        frame.insert(3, "end_time", pd.to_datetime(microseconds, unit="us", utc=True))
+        yield frame
+
+
+def _spans(text, encoding: str = "lines") -> list[tuple[str | None, dict]]:
+    """The span documents of one line or Kafka message, with their session ids (None when unknown)."""
+    if encoding == "otlp_proto":
+        from evalkit.spans.intake import BadRequest, protobuf_dict
+
+        try:
+            value = protobuf_dict(bytes(text or b""))
+        except BadRequest:
+            return []
+    else:
+        if isinstance(text, (bytes, bytearray)):
+            text = bytes(text).decode("utf-8", "replace")
+        if not isinstance(text, str) or not text.strip():
+            return []
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return []
+    docs: list[dict] = []
+    loading.read_object(value, ("stream", ""), docs, [], [])
+    sessions = [
+        session_id_of(d.get("attributes") or {}, (d.get("resource") or {}).get("attributes") or {})
+        for d in docs
+    ]
+    by_trace: dict[str, str] = {}
+    for doc, session in zip(docs, sessions):
+        if session is not None:
+            by_trace.setdefault(doc["traceId"], session)
+    return [(s if s is not None else by_trace.get(d["traceId"]), d) for d, s in zip(docs, sessions)]
+
+
+def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """Closed sessions (``session_id``, ``session_end``, ``documents``) -> one row per result entry.
+
+    A session that no filter rejects is evaluated by every evaluator of the run; a rejected one gives no row
+    (``spans serve`` marks it skipped and exports nothing for it either). Each entry carries ``passed`` and
+    ``service`` as in ``spans serve``.
+    """
+    from evalkit.spans.lambda_runner import evaluate_spans
+
+    evaluators = _evaluators(settings)
+    filters = [Filter(text) for text in settings["filters"]]
+    for batch in batches:
+        out: dict[str, list] = {
+            k: [] for k in ("session_id", "position", "session_end", "evaluator", "passed", "entry")
+        }
+        for session_id, end, documents in zip(batch["session_id"], batch["session_end"], batch["documents"]):
+            docs = sorted(
+                (json.loads(d) for d in documents),
+                key=lambda d: (d["startTimeUnixNano"], d["traceId"], d["spanId"]),
+            )
+            docs = list({(d["traceId"], d["spanId"]): d for d in docs}.values())  # exporter retries
+            if not evaluators or not session_matches(docs, filters):
+                continue
+            frame = loading.from_documents(docs, f"session {session_id}")
+            frame.loc[frame["session_id"].isna(), "session_id"] = session_id
+            results = evaluate_spans(frame, evaluators, session=session_id, timeout=settings["timeout"])
+            service = service_name(docs)
+            for position, entry in enumerate(results):
+                entry["passed"] = passed(entry)
+                entry["service"] = service
+                out["session_id"].append(session_id)
+                out["position"].append(position)
+                out["session_end"].append(end)
+                out["evaluator"].append(entry["evaluatorName"])
+                out["passed"].append(entry["passed"])
+                out["entry"].append(_dumps(entry))
+        frame = pd.DataFrame(
+            {k: pd.Series(v, dtype=object) for k, v in out.items()}
+        )  # object even when empty
+        frame["position"] = frame["position"].astype("int32")
+        frame["passed"] = frame["passed"].astype(bool)
+        frame["session_end"] = pd.to_datetime(frame["session_end"], utc=True)
+        yield frame
+
+
+def _evaluators(settings: dict) -> list:
+    """The run's span evaluators, imported once per worker process."""
+    token = settings["token"]
+    if token not in _EVALUATORS:
+        from evalkit.spans.lambda_runner import load_span_evaluator
+        from evalkit.spark.shipping import locate
+
+        folder = locate(settings["custom"])
+        loaded = []
+        for spec in settings["evaluators"]:
+            name, _, level = spec.partition(":")
+            loaded.append(load_span_evaluator(name, folder, level=level or None))
+        _EVALUATORS[token] = loaded
+    return _EVALUATORS[token]
