@@ -144,7 +144,7 @@ def _evaluators(settings: dict) -> list:
     """The run's span evaluators, imported once per worker process."""
     token = settings["token"]
     if token not in _EVALUATORS:
-        from evalkit.spans.lambda_runner import load_span_evaluator
+        from evalkit.spans.span_evaluator import load_span_evaluator
         from evalkit.spark.shipping import locate
 
         folder = locate(settings["custom"])

@@ -27,7 +27,9 @@ import uuid
 from pathlib import Path
 
 from evalkit.errors import EnvironmentConfigError, EvalkitError
-from evalkit.spans.online import MAX_EVALUATORS, NAMESPACE, Filter, parse_duration
+from evalkit.spans.exports import NAMESPACE
+from evalkit.spans.lambda_runner import MAX_EVALUATORS
+from evalkit.spans.session_tracking import Filter, parse_duration
 from evalkit.spark.requirements import require_pyspark
 
 KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.13:{version}"
@@ -119,7 +121,7 @@ def start_stream(
 
 def _check(evaluators: list[str], folder: Path, sampling: float, filters, output_format: str) -> list[str]:
     """Every configuration mistake before the query starts: evaluators load, filters parse, ranges hold."""
-    from evalkit.spans.lambda_runner import load_span_evaluator
+    from evalkit.spans.span_evaluator import load_span_evaluator
 
     if not evaluators:
         raise EvalkitError("spans stream needs at least one --evaluator")
