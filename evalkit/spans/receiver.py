@@ -138,27 +138,37 @@ class ReceiverServer:
         self._thread: threading.Thread | None = None
 
     def start(self) -> int:
+        # The loop runs in its own thread from the first moment: the caller's thread may be running an event
+        # loop of its own (Jupyter's kernel, a test's browser driver), where run_until_complete would fail.
         loop = asyncio.new_event_loop()
         self._loop = loop
-        self._runner = web.AppRunner(
-            _routes(self.app, self._pool),
-            access_log=None,
-            keepalive_timeout=self.idle_timeout,
-            handle_signals=False,
-            shutdown_timeout=5.0,
-        )
-        try:
-            loop.run_until_complete(self._runner.setup())
-            site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl_context)
-            loop.run_until_complete(site.start())
-        except BaseException:
-            loop.run_until_complete(self._runner.cleanup())
-            loop.close()
-            self._pool.shutdown(wait=False)
-            raise
-        self.port = self._runner.addresses[0][1]
         self._thread = threading.Thread(target=loop.run_forever, name="evalkit-receiver", daemon=True)
         self._thread.start()
+
+        async def bind() -> None:
+            self._runner = web.AppRunner(
+                _routes(self.app, self._pool),
+                access_log=None,
+                keepalive_timeout=self.idle_timeout,
+                handle_signals=False,
+                shutdown_timeout=5.0,
+            )
+            await self._runner.setup()
+            site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl_context)
+            await site.start()
+
+        try:
+            asyncio.run_coroutine_threadsafe(bind(), loop).result()
+        except BaseException:
+            if self._runner is not None:
+                asyncio.run_coroutine_threadsafe(self._runner.cleanup(), loop).result(timeout=30)
+            loop.call_soon_threadsafe(loop.stop)
+            self._thread.join(timeout=30)
+            loop.close()
+            self._pool.shutdown(wait=False)
+            self._loop = self._thread = None
+            raise
+        self.port = self._runner.addresses[0][1]
         return self.port
 
     def stop(self) -> None:

@@ -273,3 +273,21 @@ def test_the_cli_serves_https_with_tls_cert_and_tls_key(tmp_path):
     finally:
         process.terminate()
         assert process.wait(30) == 0
+
+
+def test_the_receiver_starts_from_a_thread_that_runs_an_event_loop(tmp_path):
+    """Jupyter's kernel (and a browser driver in the same test session) run an event loop in the main thread:
+    starting the receiver there must not try to run a second loop in that thread."""
+    import asyncio
+
+    async def inside_a_running_loop():
+        server = serve(tmp_path / "store", port=0, session_timeout=60).start()
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            connection.request("GET", "/health")
+            response = connection.getresponse()
+            return response.status, response.read()
+        finally:
+            server.stop()
+
+    assert asyncio.run(inside_a_running_loop()) == (200, b"ok\n")
