@@ -21,6 +21,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from evalkit.analysis.formatting import count, percent
 from evalkit.cli.run import parse_rate
 from evalkit.cli.spans_serve import register as register_serve
 from evalkit.cli.spans_stream import register as register_stream
@@ -141,7 +142,7 @@ def main(args) -> int:
     for problem in problems[:SHOWN_PROBLEMS]:
         print(f"Warning: {problem}", file=sys.stderr)
     if len(problems) > SHOWN_PROBLEMS:
-        print(f"Warning: ... and {len(problems) - SHOWN_PROBLEMS} more problem(s)", file=sys.stderr)
+        print(f"Warning: ... and {count(len(problems) - SHOWN_PROBLEMS, 'more problem')}", file=sys.stderr)
     table = sessions(df)
     try:
         results = evaluate_spans(
@@ -162,19 +163,21 @@ def main(args) -> int:
         raise EvalkitError(f"cannot write results to {out}: {exc.strerror or exc}") from None
     chosen = len(set(args.session)) if args.session else len(table)
     print(
-        f"{len(df)} spans, {chosen} session(s) evaluated: {len(results)} results "
+        f"{count(len(df), 'span')}, {count(chosen, 'session')} evaluated: {count(len(results), 'result')} "
         f"in {time.perf_counter() - started:.2f} s"
     )
     _print_summary(evaluators, results)
     if judges is not None:
         pool = judges.pool
         print(
-            f"Judge: {pool.calls_made} model call(s), {pool.cache_hits} cached; tokens "
+            f"Judge: {count(pool.calls_made, 'model call')}, {pool.cache_hits} cached; tokens "
             f"{judges.tokens['prompt']} prompt + {judges.tokens['completion']} completion"
         )
     passed, total = passing(results, PASS_VALUE)
     rate = passed / total if total else 0.0
-    print(f"Pass rate {rate:.1%} ({passed} of {total} results with value >= {PASS_VALUE:g} and no error)")
+    print(
+        f"Pass rate {percent(rate)} ({passed} of {count(total, 'result')} with value >= {PASS_VALUE:g} and no error)"
+    )
     print(f"Results: {json_path}")
     print(f"CSV:     {csv_path}")
     if args.fail_under is not None and rate < args.fail_under:

@@ -37,7 +37,7 @@ def test_done_when_builtins_next_to_a_code_evaluator(judge_env, tmp_path, capsys
         argv += ["--evaluator", name]
     assert run_cli(argv) == 0
     printed = capsys.readouterr().out
-    assert "Judge: 16 model call(s), 0 cached; tokens" in printed
+    assert "Judge: 16 model calls, 0 cached; tokens" in printed
     results = results_of(out)
     by_name: dict[str, list[dict]] = {}
     for entry in results:
@@ -87,7 +87,7 @@ def test_done_when_builtins_next_to_a_code_evaluator(judge_env, tmp_path, capsys
     calls = judge_env.request_count
     assert run_cli(argv) == 0
     assert judge_env.request_count == calls
-    assert "Judge: 0 model call(s), 16 cached" in capsys.readouterr().out
+    assert "Judge: 0 model calls, 16 cached" in capsys.readouterr().out
     assert [e.get("label") for e in results_of(out)] == [e.get("label") for e in results]
     assert run_cli([*argv, "--no-cache"]) == 0
     assert judge_env.request_count == calls + 16
