@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from evalkit.analysis.formatting import count, percent
 
-__all__ = ["ELLIPSIS", "TEXT_LIMIT", "cut", "environment", "render"]
+__all__ = ["DASH", "ELLIPSIS", "TEXT_LIMIT", "cut", "environment", "missing", "num", "render"]
 
 #: Longest run text shown per cell (prompts, responses, reasons), marked with :data:`ELLIPSIS` when cut.
 TEXT_LIMIT = 1000
@@ -28,7 +28,8 @@ ELLIPSIS = "\u2026"
 DASH = "\u2013"
 
 
-def _missing(value: Any) -> bool:
+def missing(value: Any) -> bool:
+    """True for None, ``<NA>``, ``NaT`` and float NaN: the cell has no value."""
     if value is None or value is pd.NA or value is pd.NaT:
         return True
     return isinstance(value, float) and math.isnan(value)
@@ -37,20 +38,21 @@ def _missing(value: Any) -> bool:
 def cut(value: Any, limit: int = TEXT_LIMIT) -> str:
     """A value as display text: missing → "", cut to ``limit`` characters (marked with …). Not escaped: the
     template's autoescaping does that."""
-    if _missing(value):
+    if missing(value):
         return ""
     text = value if isinstance(value, str) else str(value)
     return text if len(text) <= limit else text[:limit] + ELLIPSIS
 
 
-def _num(value: Any) -> str:
+def num(value: Any) -> str:
+    """A score or threshold as display text: booleans as words, integers as they are, floats to 3 digits."""
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     if isinstance(value, (float, np.floating)):
         return DASH if not math.isfinite(value) else f"{float(value):.3g}"
-    return "" if _missing(value) else str(value)
+    return "" if missing(value) else str(value)
 
 
 def _pct(value: Any) -> str:
@@ -74,8 +76,8 @@ def environment():
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update({"cut": cut, "num": _num, "pct": _pct, "count": _count, "counted": count})
-    env.globals.update({"missing": _missing})
+    env.filters.update({"cut": cut, "num": num, "pct": _pct, "count": _count, "counted": count})
+    env.globals.update({"missing": missing})
     return env
 
 
