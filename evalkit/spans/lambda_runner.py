@@ -106,12 +106,39 @@ def evaluate_spans(
         if own_judges:
             judges.close()
         raise
+    try:
+        return evaluate_groups(
+            groups, resolved, timeout=timeout, references=references, judges=judges, workers=workers,
+            isolate=isolate,
+        )  # fmt: skip
+    finally:
+        if own_judges:
+            judges.close()
+
+
+def evaluate_groups(
+    groups: list[SessionSpans],
+    evaluators: list[SpanEvaluator | LLMSpanEvaluator],
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    references: dict[str, str] | None = None,
+    judges: SpanJudges | None = None,
+    workers: EvaluatorWorkers | None = None,
+    isolate: bool = True,
+) -> list[dict]:
+    """The calls of ``evaluate_spans`` over sessions already grouped (``payload.session_groups`` of a frame, or
+    ``payload.session_spans`` of one session's documents, which the online receiver uses: no frame to build
+    per session). ``evaluators`` are resolved; ``judges`` is required when one of them is an LLM judge;
+    ``references`` are ``payload.reference_groups``."""
+    if judges is None and needs_judges(evaluators):
+        raise EvalkitError("LLM-as-judge span evaluators need a SpanJudges (judges=)")
+    references = references or {}
     caller = Caller()
     own_workers = workers is None
     if own_workers:
         workers = EvaluatorWorkers()
     if isolate:
-        workers.start(e for e in resolved if isinstance(e, SpanEvaluator))
+        workers.start(e for e in evaluators if isinstance(e, SpanEvaluator))
     results: list[dict] = []
     # Every payload is parsed afresh: with the span frame on the heap, the cyclic collector's full scans of it
     # would cost more than the calls (2.6 s instead of 7.8 s for 40,000 calls over 100,000 spans). Freezing
@@ -120,7 +147,7 @@ def evaluate_spans(
     if freeze:
         gc.freeze()
     try:
-        for evaluator in resolved:
+        for evaluator in evaluators:
             started = time.perf_counter()
             before = len(results)
             if isinstance(evaluator, LLMSpanEvaluator):
@@ -160,8 +187,6 @@ def evaluate_spans(
         caller.close()
         if own_workers:
             workers.close()
-        if own_judges:
-            judges.close()
         if freeze:
             gc.unfreeze()
     return results

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from evalkit.errors import EvalkitError
 from evalkit.spans.invocation import EXPLANATION_LIMIT
+from evalkit.spans.span_frame import is_tool_span
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,6 +102,25 @@ def session_groups(spans: pd.DataFrame, wanted) -> list[SessionSpans]:
         )
         for s, pos in positions.items()
     ]
+
+
+def session_spans(session_id: str, docs: list[dict]) -> SessionSpans:
+    """One session from its span documents alone, as ``session_groups`` gives it from their frame: spans in
+    start order (ties in the given order), every span counted in the session (the online store hands over a
+    session's spans and the spans of its traces that carry no session id). No frame is built: the online
+    receiver evaluates thousands of small sessions a minute, and a pandas frame per session cost it more than
+    the evaluator calls."""
+    docs = sorted(docs, key=_start)
+    return SessionSpans(
+        session_id,
+        docs,
+        [d["traceId"] for d in docs],
+        [(d["traceId"], d["spanId"]) for d in docs if is_tool_span(d["name"], d.get("attributes") or {})],
+    )
+
+
+def _start(doc: dict) -> int:
+    return doc["startTimeUnixNano"]
 
 
 def reference_groups(reference_inputs) -> dict[str, str]:

@@ -2,7 +2,8 @@
 
 A sampled session whose spans satisfy the filters is scored by the span evaluators (Lambda-style code-based
 ones and LLM-as-judge ones such as ``Builtin.Helpfulness``, through the receiver's ``SpanJudges``) with
-``evaluate_spans``, exactly as ``evalkit spans eval`` would score it offline; its results (each marked
+``evaluate_groups``, the calls of ``evaluate_spans`` made on the session's documents (``payload.session_spans``:
+no span frame per session), exactly as ``evalkit spans eval`` would score it offline; its results (each marked
 ``passed`` and tagged with the session's ``service.name``) and the ``evaluated`` state are committed together,
 so a crash never evaluates a session twice and never loses one. Other sessions are marked ``skipped``.
 
@@ -15,8 +16,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evalkit.spans.evaluator_specs import resolve_span_evaluator
-from evalkit.spans.lambda_runner import evaluate_spans
-from evalkit.spans.loading import from_documents
+from evalkit.spans.lambda_runner import evaluate_groups
+from evalkit.spans.payload import session_spans
 from evalkit.spans.session_tracking import Filter, session_matches
 
 if TYPE_CHECKING:
@@ -63,10 +64,8 @@ def evaluate_session(
     docs = store.session_documents(session_id)
     if not session_matches(docs, filters):
         return store.finish(session_id, "skipped", [])
-    frame = from_documents(docs, f"session {session_id}")
-    frame.loc[frame["session_id"].isna(), "session_id"] = session_id
-    results = evaluate_spans(
-        frame, evaluators, session=session_id, timeout=timeout, judges=judges, workers=workers
+    results = evaluate_groups(
+        [session_spans(session_id, docs)], evaluators, timeout=timeout, judges=judges, workers=workers
     )
     service = service_name(docs)
     for entry in results:

@@ -276,44 +276,57 @@ class Store:
         Only a session still ``complete`` is finished: one reopened by a late span meanwhile is left for the
         next pass (its results are dropped, it is evaluated again with all its spans). Returns whether the
         session was finished.
+
+        Intake waits for the store's lock, so little happens under it: the rows are built (serialised,
+        redacted) before, and the commit does not wait for the disk (``synchronous=NORMAL`` for this
+        transaction; spans keep ``FULL``). A killed process keeps the commit (it is in the WAL, which the
+        operating system writes); only a power cut before the next span commit's fsync, which writes it too,
+        could undo it, and the session would then be evaluated again: results are never lost, and the spans
+        they judge are durable either way.
         """
         now = time.time() if now is None else now
+        rows = [
+            (
+                session_id,
+                r["evaluatorName"],
+                r["context"]["spanContext"].get("traceId"),
+                r["context"]["spanContext"].get("spanId"),
+                r.get("label"),
+                r.get("value"),
+                redact(r.get("explanation")),
+                r.get("errorCode"),
+                int(r["passed"]),
+                r.get("service"),
+                now,
+                redact(_dumps(r)),  # an evaluator's errorMessage may quote a key
+            )
+            for r in results
+        ]
         with self.lock:
             db = self.db
-            db.execute("BEGIN IMMEDIATE")
+            db.execute("PRAGMA synchronous=NORMAL")
             try:
-                cursor = db.execute(
-                    "UPDATE sessions SET state = ?, finished = ? WHERE id = ? AND state = 'complete'",
-                    (state, now, session_id),
-                )
-                if cursor.rowcount != 1:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    cursor = db.execute(
+                        "UPDATE sessions SET state = ?, finished = ? WHERE id = ? AND state = 'complete'",
+                        (state, now, session_id),
+                    )
+                    if cursor.rowcount != 1:
+                        db.execute("ROLLBACK")
+                        return False
+                    db.executemany(
+                        "INSERT INTO results (session_id, evaluator, trace_id, span_id, label, value, "
+                        "explanation, error_code, passed, service, timestamp, entry) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        rows,
+                    )
+                    db.execute("COMMIT")
+                except BaseException:
                     db.execute("ROLLBACK")
-                    return False
-                db.executemany(
-                    "INSERT INTO results (session_id, evaluator, trace_id, span_id, label, value, explanation, "
-                    "error_code, passed, service, timestamp, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (
-                            session_id,
-                            r["evaluatorName"],
-                            r["context"]["spanContext"].get("traceId"),
-                            r["context"]["spanContext"].get("spanId"),
-                            r.get("label"),
-                            r.get("value"),
-                            redact(r.get("explanation")),
-                            r.get("errorCode"),
-                            int(r["passed"]),
-                            r.get("service"),
-                            now,
-                            redact(_dumps(r)),  # an evaluator's errorMessage may quote a key
-                        )
-                        for r in results
-                    ],
-                )
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+                    raise
+            finally:
+                db.execute("PRAGMA synchronous=FULL")
         return True
 
     def results_after(self, seq: int) -> list[tuple]:
