@@ -6,6 +6,12 @@
   each), 100 spans per request, while the receiver evaluates the sessions that complete (10 spans per session,
   session timeout 0.5 s, one code evaluator); spans/s = acknowledged (committed) spans / wall time, and the
   median time per request. Targets: >= 5,000 spans/s of JSON and >= 10,000 of protobuf on one connection.
+  Each figure is the median of ``--rounds`` runs (default 3), with the slowest and fastest beside it: on a
+  2-core machine a busy neighbour moves a single run by a third.
+* decode: one 100-span protobuf request into OTLP JSON dicts, evalkit's walk against ``MessageToDict``.
+* evaluation: the receiver process's wall and CPU time per session of 10 spans (read from the store,
+  evaluated by one code evaluator in its worker process, results committed), the work that shares the
+  machine with intake.
 * delay: sessions completing one by one (timeout 0.5 s); the delay from the moment a session became complete
   (last span + timeout) to its line in results.jsonl.
 * memory: the receiver process's peak RSS with every span stored, and the store size on disk.
@@ -23,6 +29,7 @@ import statistics
 import sys
 import tempfile
 import time
+import timeit
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -138,10 +145,50 @@ def _delay(port: int, folder: Path, rounds: int = 20) -> list[float]:
     return delays
 
 
+def _decode(batch: int) -> None:
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    from evalkit.spans.otlp_protobuf import message_dict
+
+    message = ExportTraceServiceRequest()
+    message.ParseFromString(_body(1, batch, "protobuf"))
+    walk = min(timeit.repeat(lambda: message_dict(message), number=50, repeat=5)) / 50
+    general = min(timeit.repeat(lambda: MessageToDict(message), number=50, repeat=5)) / 50
+    print(f"decode  : {batch}-span protobuf request: walk {walk * 1000:.2f} ms, MessageToDict "
+          f"{general * 1000:.2f} ms ({general / walk:.1f}x)")  # fmt: skip
+
+
+def _evaluation(folder: Path, sessions: int = 1000) -> None:
+    from evalkit.spans.evaluator_workers import EvaluatorWorkers
+    from evalkit.spans.intake import ingest_request
+    from evalkit.spans.session_evaluation import evaluate_session, load_evaluator
+    from evalkit.spans.store import Store
+
+    store = Store(folder / "store3")
+    for n in range(1, sessions * 10 + 1, 100):
+        body = _body(n, 100, "protobuf")
+        ingest_request(store, body, "application/x-protobuf", "", max_body=1 << 22, sampling=100)
+    store.complete_idle(0, now=time.time() + 10)
+    evaluators = [load_evaluator("ok", folder / "ce")]
+    ids = [s for s, _, _ in store.complete_sessions(limit=sessions)]
+    with EvaluatorWorkers() as workers:
+        evaluate_session(store, ids[0], True, evaluators, [], 60, workers=workers)  # starts the worker
+        wall, cpu = time.perf_counter(), time.process_time()
+        for session_id in ids[1:]:
+            evaluate_session(store, session_id, True, evaluators, [], 60, workers=workers)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    store.close()
+    n = len(ids) - 1
+    print(f"evaluate: {wall / n * 1000:.2f} ms wall, {cpu / n * 1000:.2f} ms receiver CPU per session of 10 "
+          f"spans (one code evaluator in its worker process, {n:,} sessions)")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--spans", type=int, default=20_000, help="spans per measurement (default 20000)")
     parser.add_argument("--batch", type=int, default=100, help="spans per request (default 100)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs per ingest figure (default 3)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -154,12 +201,17 @@ def main() -> None:
         ).start()  # fmt: skip
         try:
             runs = [(kind, clients) for kind in ("json", "protobuf") for clients in (1, 4)]
-            for index, (kind, clients) in enumerate(runs):
-                rate, median = _ingest(
-                    server.port, kind, 1 + index * 10 * args.spans, args.spans, args.batch, clients
-                )
-                print(f"ingest {kind:8} {clients} connection(s): {rate:9,.0f} spans/s, median "
-                      f"{median * 1000:5.1f} ms/request ({args.spans:,} spans, {args.batch} per request)",
+            first = 1
+            for kind, clients in runs:
+                rates, medians = [], []
+                for _ in range(args.rounds):
+                    rate, median = _ingest(server.port, kind, first, args.spans, args.batch, clients)
+                    first += 10 * args.spans
+                    rates.append(rate)
+                    medians.append(median)
+                print(f"ingest {kind:8} {clients} connection(s): {statistics.median(rates):9,.0f} spans/s "
+                      f"(runs {min(rates):,.0f}-{max(rates):,.0f}), median {statistics.median(medians) * 1000:5.1f} "
+                      f"ms/request ({args.spans:,} spans, {args.batch} per request, {args.rounds} runs)",
                       flush=True)  # fmt: skip
             time.sleep(1.0)
             evaluated = server.store.counts()["evaluated"]
@@ -180,6 +232,8 @@ def main() -> None:
             delays = _delay(server.port, folder / "store2")
         finally:
             server.stop()
+        _decode(args.batch)
+        _evaluation(folder)
         print(
             f"delay   : session complete -> result line: median {statistics.median(delays) * 1000:.0f} ms, "
             f"max {max(delays) * 1000:.0f} ms (timeout 0.5 s, poll 0.05 s, {len(delays)} sessions)"

@@ -12,7 +12,9 @@
 
 Why this shape: a span is committed (``synchronous=FULL``) before the receiver answers 200, so an
 acknowledged span survives a crash; a session is marked ``evaluated`` in the same transaction that stores its
-results, so a crash either keeps both or neither, and a session is never evaluated twice nor forgotten.
+results, so a crash either keeps both or neither, and a session is never evaluated twice nor forgotten. That
+transaction does not wait for the disk (intake waits for the store's lock meanwhile): a killed process keeps it,
+and only a power cut in the moments before the next span commit could make a session be evaluated again.
 
 Spans hold prompts and completions, so the folder is created ``0700`` and the database files are ``0600``
 (``evalkit.documents.private``); span documents and results are stored redacted
