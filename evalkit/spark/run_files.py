@@ -54,7 +54,7 @@ def write_run(run, out: str | os.PathLike, *, document: bool = True) -> dict:
     template = scored_table(pd.DataFrame(), specs, meta)
     root = document_root(template)
     root["metadata"] = results_metadata(template, root.get("metadata") or {})
-    report = StreamedReport(specs)
+    report = StreamedReport(template, out)
     try:
         with atomic_write(paths["csv"], "w", encoding="utf-8", newline="") as csv_handle:
             written = [False]
