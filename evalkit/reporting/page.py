@@ -14,7 +14,9 @@ Why it is built this way:
 * **Scale.** A run can have 100,000 rows, so items are not rendered on the server: they are embedded once,
   column-wise, as JSON in ``<script type="application/json" id="evalkit-data">``, streamed column by column
   into the file (only one column's list is alive at a time), and the client renders one page of rows. Charts
-  carry binned counts, never every score.
+  carry binned counts, never every score. Everything above the items is an aggregate (:func:`page_parts`), so
+  a run whose rows arrive in chunks writes the same page without holding them
+  (:mod:`evalkit.reporting.page_stream`, ``evalkit run --engine spark``).
 * **Untrusted content.** The embedded JSON escapes ``<``, ``>``, ``&`` (:func:`~evalkit.reporting.inline.
   script_safe_json`); the client inserts values with ``textContent`` only. A Content-Security-Policy allows
   only the page's own scripts (by sha256) and no network access at all.

@@ -7,17 +7,17 @@ the summary, the charts' binned counts, :mod:`evalkit.reporting.score_counts`), 
 data is a concatenation of the chunks' columns. So each chunk's columns, made by the same functions as for a
 whole table (:func:`~evalkit.reporting.page_data.page_columns`,
 :func:`~evalkit.reporting.page_details.detail_values`), are appended as script-safe JSON to one spool file per
-column, one line per chunk, and the chunk's scores to one binary file per evaluator. At the end the head is
-rendered from the totals and the columns are copied from their files into the page one line at a time. Memory
-is one chunk plus, per column, its distinct values while they are few (at most :data:`STREAM_DISTINCT`): such a
-column is embedded in :func:`~evalkit.reporting.page.compact` form, as on a page written from a whole table.
+column, one line per chunk (and, while the column's distinct values are few, their codes to another), and the
+chunk's scores to one binary file per evaluator. At the end the head is rendered from the totals and the
+columns are copied from their files into the page one line at a time. Memory is one chunk plus, per column,
+its distinct values while they are few (at most :data:`STREAM_DISTINCT`): such a column is embedded in
+:func:`~evalkit.reporting.page.compact` form, as on a page written from a whole table.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,61 +47,75 @@ STREAM_DISTINCT = 1000
 SCORE_CHUNK = 100_000
 
 
+def _writer(path: Path):
+    # surrogatepass: a lone surrogate in a text comes back as it went in (the page escapes it)
+    return open(path, "w", encoding="utf-8", errors="surrogatepass", newline="\n")  # noqa: SIM115
+
+
 class _Spool:
-    """One page column on disk: a line of script-safe JSON (a list) per chunk."""
+    """One page column on disk: a line per chunk of its values (script-safe JSON, a list's items) and, while its
+    distinct values are few, of their codes (:class:`~evalkit.reporting.page.Distinct`)."""
 
     def __init__(self, path: Path, detail: bool):
         self.path = path
-        # surrogatepass: a lone surrogate in a text comes back as it went in (the page escapes it)
-        self.handle = open(path, "w", encoding="utf-8", errors="surrogatepass", newline="\n")  # noqa: SIM115
+        self.codes_path = path.with_suffix(".codes")
+        self.handle = _writer(path)
         self.rows = 0
         self.detail = detail
         self.content = False  # a detail column with nothing in it is left off the page
         # the item view's nested columns are embedded as lists, as from a whole table
         self.distinct = None if detail else Distinct(STREAM_DISTINCT)
+        self.codes = None if detail else _writer(self.codes_path)
 
     def add(self, values: list[Any]) -> None:
         self.rows += len(values)
         if self.detail:
             self.content = self.content or has_content(values)
-        else:
-            self.distinct.codes(values)
-        self.handle.write(script_safe_json(values) + "\n")
+        elif self.codes is not None:
+            codes = self.distinct.codes(values)
+            if codes is None:  # too many distinct values: the column is embedded as a list
+                self._drop_codes()
+            else:
+                self.codes.write(",".join(map(str, codes)) + "\n")
+        self.handle.write(script_safe_json(values)[1:-1] + "\n")
 
-    def lines(self) -> Iterator[str]:
-        self.handle.close()
-        with open(self.path, encoding="utf-8", errors="surrogatepass", newline="\n") as handle:
-            for line in handle:
-                yield line[1:-2]  # the list's items, without "[", "]\n"
+    def _drop_codes(self) -> None:
+        if self.codes is not None:
+            self.codes.close()
+            self.codes = None
+        self.codes_path.unlink(missing_ok=True)
+
+    @staticmethod
+    def _joined(handle, path: Path, put: Callable[[str], Any]) -> None:
+        """The non-empty lines of ``path``, comma-separated, handed to ``put`` one line at a time."""
+        handle.close()
+        first = True
+        with open(path, encoding="utf-8", errors="surrogatepass", newline="\n") as lines:
+            for line in lines:
+                if line != "\n":
+                    put(line[:-1] if first else "," + line[:-1])
+                    first = False
 
     def emit(self, put: Callable[[str], Any]) -> None:
-        """Hand the column's JSON to ``put``: compacted when its distinct values are few enough, else a list."""
-        distinct = self.distinct
-        few = distinct is not None and not distinct.full and len(distinct) <= self.rows // 4
-        if few and self.rows >= COMPACT_ROWS:
-            form = script_safe_json(distinct.form(self.rows))
-            if len(distinct) == 1:
+        """Hand the column's JSON to ``put``: compacted when its distinct values are few enough (as
+        :func:`~evalkit.reporting.page.compact` decides, with at most :data:`STREAM_DISTINCT`), else a list."""
+        if self.codes is not None and self.rows >= COMPACT_ROWS and len(self.distinct) <= self.rows // 4:
+            form = script_safe_json(self.distinct.form(self.rows))
+            if len(self.distinct) == 1:
                 put(form)
                 return
             put(form[:-1] + ',"i":[')
-            first = True
-            for line in self.lines():
-                if line:
-                    codes = distinct.codes(json.loads("[" + line + "]"))
-                    put(("" if first else ",") + ",".join(map(str, codes)))
-                    first = False
+            self._joined(self.codes, self.codes_path, put)
             put("]}")
             return
         put("[")
-        first = True
-        for line in self.lines():
-            if line:
-                put(("" if first else ",") + line)
-                first = False
+        self._joined(self.handle, self.path, put)
         put("]")
 
     def close(self) -> None:
         self.handle.close()
+        self.path.unlink(missing_ok=True)
+        self._drop_codes()
 
 
 class PageStream:
@@ -187,7 +201,6 @@ class PageStream:
         """Close and remove the spool files."""
         for spool in self.columns.values():
             spool.close()
-            spool.path.unlink(missing_ok=True)
         for path in self.score_files:
             path.unlink(missing_ok=True)
         self.columns = {}

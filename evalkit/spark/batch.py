@@ -51,8 +51,9 @@ def load(spark, path: str | os.PathLike, *, validate: bool = True):
     ``thread``, ``prompt``, ``expected_response``, ``context``, ``response``, then the nested values as JSON
     text (``citations``, ``retrieval_executions``, ``tool_calls``, ``spans``, ``evaluators`` (each row's
     resolved evaluator map), ``extensions``, ``source``, ``thread_source``). The document is parsed on the
-    driver (it is one JSON file); the document root (metadata, defaults) rides in the ``item`` column's
-    metadata, so ``evaluate`` and the results files keep it.
+    driver (it is one JSON file) and handed to Spark :data:`LOAD_ROWS` rows at a time (the driver holds the
+    parsed document and one slice's Spark-ready copy, not a copy of every row); the document root (metadata,
+    defaults) rides in the ``item`` column's metadata, so ``evaluate`` and the results files keep it.
     """
     require_pyspark()
     from evalkit.documents.case_table import load as load_document
