@@ -40,8 +40,6 @@ log = logging.getLogger("evalkit.spark")
 #: Column metadata key under which an evaluated frame describes itself (on the ``status`` column), so that the
 #: description survives ``write.parquet`` and comes back with ``spark.read.parquet``.
 META_KEY = "evalkit"
-#: Rows of a loaded document handed to Spark at a time (see :func:`load`).
-LOAD_ROWS = 50_000
 
 
 def load(spark, path: str | os.PathLike, *, validate: bool = True):
@@ -60,13 +58,8 @@ def load(spark, path: str | os.PathLike, *, validate: bool = True):
 
     table = load_document(path, validate=validate)
     meta = table.attrs.get("evalkit", {})
-    # slice by slice: the Spark-ready copy of the rows (JSON texts, then Arrow batches) is one slice at a time
-    parts = []
-    for start in range(0, max(len(table), 1), LOAD_ROWS):
-        frame = spark_frame(table.iloc[start : start + LOAD_ROWS])
-        parts.append(spark.createDataFrame(frame, schema=case_schema(frame.columns)))
-        del frame
-    sdf = functools.reduce(lambda a, b: a.unionAll(b), parts)
+    frame = spark_frame(table)
+    sdf = spark.createDataFrame(frame, schema=case_schema(frame.columns))
     about = {"document": meta.get("document"), "source": meta.get("source")}
     about["threads"] = bool(table["turn"].notna().any())  # a document without threads needs no shuffle
     return sdf.withMetadata("item", {META_KEY: about})

@@ -106,22 +106,3 @@ def test_streamed_report_of_no_rows_is_the_empty_page(tmp_path):
     report.finish(tmp_path / "report.html", template, Totals(specs), None)
     write_html(template, tmp_path / "expected.html")
     assert_same_page(tmp_path / "report.html", tmp_path / "expected.html")
-
-
-def test_document_is_handed_to_spark_a_slice_at_a_time(spark, monkeypatch):
-    """load() turns the case table into Spark rows LOAD_ROWS at a time; the frame is the whole document."""
-    import evalkit.spark.batch as batch
-    from evalkit import spark as es
-
-    monkeypatch.chdir(REPO)
-    monkeypatch.setattr(batch, "LOAD_ROWS", 5)
-    sizes = []
-    real = batch.spark_frame
-    monkeypatch.setattr(batch, "spark_frame", lambda table: sizes.append(len(table)) or real(table))
-    sdf = es.load(spark, DEMO)
-    assert sizes == [5, 5, 2]
-    got = sdf.toPandas()
-    expected = evalkit.load(DEMO)
-    assert list(got["item"]) == list(expected["item"]) and list(got["prompt"]) == list(expected["prompt"])
-    assert sdf.schema["item"].metadata["evalkit"]["document"]["metadata"]["name"].startswith("Contoso")
-    assert es.to_pandas(es.evaluate(sdf))["status"].tolist() == evalkit.evaluate(expected)["status"].tolist()
