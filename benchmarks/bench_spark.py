@@ -12,6 +12,10 @@ Measured:
   start and a warm-up run on 20,000 rows (Python workers started, modules imported). Driver memory is the peak RSS of the driver's Python process and of its JVM (in local mode the JVM
   also runs the executors' tasks; the Python workers that score the rows are separate processes).
 * cli: ``evalkit run TABLE.parquet --engine spark`` (ordered output plus the totals pass on the driver).
+* document: ``evalkit run DOC.json --engine spark`` on a generated eval document of ``--doc-items`` items
+  (ExactMatch + PartialMatch, recorded responses, every tenth item a thread): the driver parses the document,
+  then streams results.json, results.csv and report.html from results.parquet. Its line is the driver's peak
+  RSS for that many rows, report included (the document's parse and case table are most of it).
 * pandas: the same table read with ``pandas.read_parquet`` and scored by ``evalkit.evaluate``, one process.
 * stream: ``evalkit spans stream --once`` over Collector-style OTLP JSONL files, spans per second.
 """
@@ -67,6 +71,48 @@ def write_table(path: Path, rows: int, seed: int = 7) -> None:
             writer.write_table(
                 pa.table([items, prompts, expected, responses, ["[]"] * n, [EVALUATORS] * n], schema=schema)
             )
+
+
+def write_document(path: Path, items: int, seed: int = 7) -> int:
+    """An eval document of ``items`` items (every tenth a thread of 2-3 turns); its number of rows."""
+    rng = random.Random(seed)
+    rows = 0
+
+    def entry(i: int) -> dict:
+        answer = " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 14)))
+        roll = rng.random()
+        if roll < 0.4:
+            response = answer
+        elif roll < 0.8:
+            response = " ".join(answer.split()[:4] + [rng.choice(WORDS) for _ in range(3)])
+        else:
+            response = " ".join(rng.choice(WORDS) for _ in range(8))
+        case = {
+            "prompt": f"Question {i}: {rng.choice(WORDS)}?",
+            "response": response,
+            "expected_response": answer,
+        }
+        if rng.random() < 0.02:
+            del case["response"]  # an error row
+        return case
+
+    entries = []
+    for i in range(items):
+        if i % 10 == 3:
+            turns = [entry(i * 10 + t) for t in range(rng.randint(2, 3))]
+            entries.append({"name": f"thread {i}", "turns": turns})
+            rows += len(turns)
+        else:
+            entries.append(entry(i))
+            rows += 1
+    document = {
+        "schemaVersion": "1.11.0",
+        "metadata": {"name": f"bench {items}"},
+        "default_evaluators": {"ExactMatch": {}, "PartialMatch": {}},
+        "items": entries,
+    }
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return rows
 
 
 def write_spans(folder: Path, sessions: int, spans_per_session: int = 4, per_file: int = 5_000) -> int:
@@ -151,6 +197,14 @@ def run_measurement(kind: str, table: str, work: str, master: str) -> dict:
         return {"rows": len(scored), "seconds": seconds, "load_seconds": loaded - started, **_peaks()}
     spark = _session(master)
     jvm = time.perf_counter() - started
+    if kind == "document":  # the whole command, the document's parse included: what a user's driver holds
+        from evalkit.cli import main
+
+        code = main(["run", table, "--engine", "spark", "--master", master, "--out", str(Path(work) / "doc")])
+        assert code == 0
+        seconds = time.perf_counter() - started
+        rows = spark.read.parquet(str(Path(work) / "doc" / "results.parquet")).count()
+        return {"rows": rows, "seconds": seconds, "jvm_start_seconds": jvm, **_peaks()}
     if kind in ("batch", "cli"):  # warm up: Python workers started, modules imported, the JVM's code compiled
         from evalkit import spark as es
 
@@ -188,6 +242,17 @@ def run_measurement(kind: str, table: str, work: str, master: str) -> dict:
     return {"rows": rows, "seconds": seconds, "jvm_start_seconds": jvm, **_peaks()}
 
 
+def document_run(work: Path, items: int, master: str) -> str:
+    """The document measurement's line: the driver's peak RSS of ``evalkit run DOC --engine spark``."""
+    document = work / "document.json"
+    rows = write_document(document, items)
+    r = measure("document", [document, work, master])
+    return (
+        f"document: driver peak RSS {r['python_peak_mb']:,.0f} MB for {rows:,} rows ({items:,} items), "
+        f"report included; whole command {r['seconds']:.1f} s (JVM start included)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -195,6 +260,7 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--skip-pandas", action="store_true")
     parser.add_argument("--skip-cli", action="store_true")
+    parser.add_argument("--doc-items", type=int, default=200_000, help="items of the document run (0: skip)")
     parser.add_argument(
         "--measure", nargs=4, metavar=("KIND", "TABLE", "WORK", "MASTER"), help=argparse.SUPPRESS
     )
@@ -230,6 +296,8 @@ def main() -> None:
                 results["pandas"]["rows"] / results["pandas"]["seconds"]
             )
             print(f"spark local[2] / pandas: {ratio:.2f}x rows per second")
+        if args.doc_items:
+            print(document_run(work, args.doc_items, args.master))
         folder = work / "spans"
         spans = write_spans(folder, args.sessions)
         r = measure("stream", [folder, work, args.master])

@@ -29,13 +29,12 @@ from evalkit.analysis.formatting import count, percent
 from evalkit.analysis.summaries import (
     STATUS_ROW,
     STATUSES,
-    numeric_scores,
     scored_evaluators,
     status_counts,
     summary,
 )
-from evalkit.documents.columns import score_column
 from evalkit.errors import EvalkitError
+from evalkit.reporting.score_counts import SCORE_BINS, ScoreCounts, score_bins
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -48,8 +47,13 @@ __all__ = [
     "calibration_heatmap",
     "comparison_deltas",
     "pass_rates",
+    "pass_rate_figure",
     "plain",
+    "SCORE_BINS",
+    "score_bins",
     "score_distribution",
+    "score_figure",
+    "status_figure",
     "status_breakdown",
     "thread_turns",
 ]
@@ -91,8 +95,12 @@ def pass_rates(df: pd.DataFrame) -> go.Figure:
 
     Hover shows the counts; an evaluator whose every row errored has no bar (its rate is undefined).
     """
+    return pass_rate_figure(summary(df))
+
+
+def pass_rate_figure(table: pd.DataFrame) -> go.Figure:
+    """The chart of :func:`pass_rates` from the table of ``evalkit.summary`` (or one added up over chunks)."""
     go = _go()
-    table = summary(df)
     table = table[table.index != STATUS_ROW]
     names = [plain(n) for n in table.index]
     rates = [None if math.isnan(r) else float(r) for r in table["pass_rate"]]
@@ -123,23 +131,6 @@ def _evaluator(df: pd.DataFrame, key: str) -> dict[str, Any]:
     raise KeyError(f"no evaluator {key!r} is scored in this table")
 
 
-#: Bins of a continuous score distribution.
-SCORE_BINS = 20
-
-
-def score_bins(values: np.ndarray, bins: int = SCORE_BINS) -> tuple[list[float], list[int], float]:
-    """Centres, counts and the width of ``bins`` equal bins over the finite ``values`` (one bin if all equal)."""
-    if not len(values):
-        return [], [], 1.0
-    low, high = float(values.min()), float(values.max())
-    if low == high:
-        return [low], [len(values)], 1.0
-    counts, edges = np.histogram(values, bins=bins, range=(low, high))
-    width = float(edges[1] - edges[0])
-    centers = [round(float(c), 6) for c in (edges[:-1] + edges[1:]) / 2]
-    return centers, [int(c) for c in counts], width
-
-
 def score_distribution(df: pd.DataFrame, key: str) -> go.Figure:
     """The scores of evaluator ``key`` (its key or name) over the rows that asked for it.
 
@@ -148,41 +139,32 @@ def score_distribution(df: pd.DataFrame, key: str) -> go.Figure:
     (exactMatch) get two bins, false and true. Anything else gets :data:`SCORE_BINS` equal bins (computed here,
     so the figure holds counts, not every score).
     """
+    counts = ScoreCounts(_evaluator(df, key))
+    counts.bin(counts.add(df))
+    return score_figure(counts)
+
+
+def score_figure(counts: ScoreCounts) -> go.Figure:
+    """The chart of :func:`score_distribution` from its counts (added up over the table, or chunk by chunk)."""
     go = _go()
-    ev = _evaluator(df, key)
-    column = ev["key"]
-    asked = df[f"{column}_result"].notna().to_numpy() if f"{column}_result" in df.columns else None
-    scores = score_column(column)
-    raw = df[scores] if scores in df.columns else pd.Series([], dtype=float)
-    values = numeric_scores(raw)
-    if asked is not None and len(values):
-        values = values[asked]
-    values = values[np.isfinite(values)]
-    name = plain(ev.get("name", column))
-    present = raw.dropna().tolist()
-    is_bool = bool(present) and all(isinstance(v, (bool, np.bool_)) for v in present)
+    name = plain(counts.ev.get("name", counts.key))
+    kind = counts.kind
     single = False
-    whole = bool(len(values)) and bool(np.all(values == np.round(values)))
-    judge = ev.get("is_llm") is True or (
-        whole and values.min() >= 1 and values.max() <= 5 and bool((values > 1).any())
-    )
-    if is_bool:
+    if kind == "bool":
         labels = ["false", "true"]
-        counts = [int((values == 0).sum()), int((values == 1).sum())]
-        trace = go.Bar(x=labels, y=counts, name=name, marker_color=STATUS_COLORS["pass"])
-    elif judge:
+        trace = go.Bar(x=labels, y=counts.levels[:2].tolist(), name=name, marker_color=STATUS_COLORS["pass"])
+    elif kind == "judge":
         labels = ["1", "2", "3", "4", "5"]
-        counts = [int((values == k).sum()) for k in range(1, 6)]
-        trace = go.Bar(x=labels, y=counts, name=name, marker_color=STATUS_COLORS["pass"])
+        trace = go.Bar(x=labels, y=counts.levels[1:].tolist(), name=name, marker_color=STATUS_COLORS["pass"])
     else:
-        # binned here, not by plotly: a Histogram trace embeds every value (about 2 MB per evaluator at
-        # 100,000 rows); the bars carry only the counts
-        centers, counts, width = score_bins(values)
+        # binned by ScoreCounts, not by plotly: a Histogram trace embeds every value (about 2 MB per evaluator
+        # at 100,000 rows); the bars carry only the counts
+        centers = counts.centers()
         single = len(centers) == 1  # every score the same: one labelled bar, not one bar as wide as the axis
         trace = go.Bar(
             x=[f"{centers[0]:g}"] if single else centers,
-            y=counts,
-            width=None if single else width,
+            y=[] if counts.binned is None or not centers else counts.binned.tolist(),
+            width=None if single else counts.width(),
             name=name,
             marker_color=STATUS_COLORS["pass"],
             hovertemplate="score %{x}<br>%{y} rows<extra></extra>",
@@ -190,8 +172,8 @@ def score_distribution(df: pd.DataFrame, key: str) -> go.Figure:
     figure = go.Figure(trace)
     _layout(
         figure,
-        f"Scores of {name} ({count(len(values), 'row')})",
-        xaxis={"title": {"text": "score"}, **({"type": "category"} if is_bool or judge or single else {})},
+        f"Scores of {name} ({count(counts.n, 'row')})",
+        xaxis={"title": {"text": "score"}, **({"type": "category"} if kind != "bins" or single else {})},
         yaxis={"title": {"text": "rows"}},
         bargap=0.1,
     )
@@ -200,8 +182,12 @@ def score_distribution(df: pd.DataFrame, key: str) -> go.Figure:
 
 def status_breakdown(df: pd.DataFrame) -> go.Figure:
     """One bar per row status (pass, fail, partial, error), coloured as in report.html."""
+    return status_figure(status_counts(df))
+
+
+def status_figure(counts: dict[str, int]) -> go.Figure:
+    """The chart of :func:`status_breakdown` from the counts of ``status_counts`` (or added up over chunks)."""
     go = _go()
-    counts = status_counts(df)
     total = counts["total"]
     figure = go.Figure(
         go.Bar(

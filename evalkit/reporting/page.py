@@ -14,7 +14,9 @@ Why it is built this way:
 * **Scale.** A run can have 100,000 rows, so items are not rendered on the server: they are embedded once,
   column-wise, as JSON in ``<script type="application/json" id="evalkit-data">``, streamed column by column
   into the file (only one column's list is alive at a time), and the client renders one page of rows. Charts
-  carry binned counts, never every score.
+  carry binned counts, never every score. Everything above the items is an aggregate (:func:`page_parts`), so
+  a run whose rows arrive in chunks writes the same page without holding them
+  (:mod:`evalkit.reporting.page_stream`, ``evalkit run --engine spark``).
 * **Untrusted content.** The embedded JSON escapes ``<``, ``>``, ``&`` (:func:`~evalkit.reporting.inline.
   script_safe_json`); the client inserts values with ``textContent`` only. A Content-Security-Policy allows
   only the page's own scripts (by sha256) and no network access at all.
@@ -34,7 +36,8 @@ import pandas as pd
 from markupsafe import Markup
 
 from evalkit.analysis.formatting import count, percent
-from evalkit.analysis.summaries import STATUS_ROW, STATUSES, scored_evaluators, status_counts, summary
+from evalkit.analysis.summaries import STATUS_ROW, STATUSES, scored_evaluators, status_counts
+from evalkit.analysis.summaries import summary as summary_table
 from evalkit.documents.atomic import atomic_write
 from evalkit.documents.case_table import document_title
 from evalkit.documents.versions import EVALKIT_VERSION
@@ -42,6 +45,7 @@ from evalkit.reporting.fragments import environment
 from evalkit.reporting.inline import asset, csp_hash, plotly_js, script_safe_json
 from evalkit.reporting.page_data import TEXT_LIMIT, page_columns
 from evalkit.reporting.page_details import detail_columns
+from evalkit.reporting.score_counts import ScoreCounts
 
 #: The page's style and scripts (``assets/``), inlined into every page.
 CSS = asset("run_page.css")
@@ -77,10 +81,10 @@ def rate_text(value: float | None) -> str:
     return percent(value, missing="\u2013")
 
 
-def summary_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """The evaluator summary (:func:`evalkit.analysis.summaries.summary`) as rows for the template."""
+def summary_rows(table: pd.DataFrame) -> list[dict[str, Any]]:
+    """The evaluator summary (the table of :func:`evalkit.analysis.summaries.summary`) as rows for the template."""
     rows = []
-    for name, row in summary(df).iterrows():
+    for name, row in table.iterrows():
         rate = float(row["pass_rate"])
         mean = float(row["mean_score"])
         rows.append(
@@ -139,23 +143,35 @@ def _finite(value: Any) -> Any:
 
 def run_figures(df: pd.DataFrame) -> list[Any]:
     """The charts of a scored run: row status, pass rate per evaluator, each evaluator's (binned) scores."""
+    scores = []
+    for ev in scored_evaluators(df):
+        counts = ScoreCounts(ev)
+        counts.bin(counts.add(df))
+        scores.append(counts)
+    statuses = status_counts(df) if "status" in df.columns else None
+    return figures_of(statuses, summary_table(df) if scores else None, scores)
+
+
+def figures_of(
+    statuses: dict[str, int] | None, table: pd.DataFrame | None, scores: Sequence[ScoreCounts]
+) -> list[Any]:
+    """The charts of :func:`run_figures` from what they show, which adds up over chunks of a table: the row
+    status counts (None without a ``status`` column), the evaluator summary and each evaluator's score counts."""
     from evalkit.reporting import charts
 
-    evaluators = scored_evaluators(df)
     figures: list[Any] = []
-    if "status" in df.columns and len(df):
-        figures.append(charts.status_breakdown(df))
-    if evaluators:
-        figures.append(charts.pass_rates(df))
-    for ev in evaluators:
-        figures.append(charts.score_distribution(df, ev["key"]))
+    if statuses is not None and statuses["total"]:
+        figures.append(charts.status_figure(statuses))
+    if scores:
+        figures.append(charts.pass_rate_figure(table))
+    figures.extend(charts.score_figure(counts) for counts in scores)
     return figures
 
 
-def _facts(df: pd.DataFrame, evaluators: list[dict[str, Any]]) -> list[str]:
-    meta = df.attrs.get("evalkit") or {}
+def _facts(attrs: dict[str, Any], rows: int, evaluators: list[dict[str, Any]]) -> list[str]:
+    meta = attrs.get("evalkit") or {}
     source = meta.get("source") if isinstance(meta, dict) else None
-    facts = [count(len(df), "row"), count(len(evaluators), "evaluator")]
+    facts = [count(rows, "row"), count(len(evaluators), "evaluator")]
     if source:
         # the file name only: a report gets shared, the local directory layout need not be
         facts.insert(0, f"source: {Path(str(source)).name}")
@@ -197,63 +213,119 @@ def emit_page(
     df: pd.DataFrame,
     put: Callable[[str], Any],
     *,
-    title: str | None = None,
     figures: Iterable[Any] | None = None,
+    summary: bool = True,
+    text_limit: int = TEXT_LIMIT,
+    **options: Any,
+) -> None:
+    """Render the page of the scored case table ``df``, handing the text to ``put`` piece by piece.
+
+    ``figures`` default to :func:`run_figures`; ``summary=False`` leaves out the evaluator summary table; the
+    other ``options`` are those of :func:`page_parts`. The item data is streamed column by column
+    (:func:`emit_data`).
+    """
+    evaluators = scored_evaluators(df)
+    head, tail = page_parts(
+        df,
+        rows=len(df),
+        counts=status_counts(df) if "status" in df.columns else None,
+        summary=summary_rows(summary_table(df)) if summary else [],
+        figures=run_figures(df) if figures is None else figures,
+        text_limit=text_limit,
+        **options,
+    )
+    emit_data(
+        put, head, tail, page_meta(len(df), evaluators, text_limit), _columns(df, evaluators, text_limit)
+    )
+
+
+def page_parts(
+    template: pd.DataFrame,
+    *,
+    rows: int,
+    counts: dict[str, int] | None,
+    summary: list[dict[str, Any]],
+    figures: Iterable[Any],
+    title: str | None = None,
     banners: Sequence[Banner] = (),
     sections: Sequence[Markup] = (),
     inline_figures: int = 0,
     comparison: dict[str, Any] | None = None,
     facts: Sequence[str] | None = None,
     own_header: bool = True,
-    summary: bool = True,
     extra_css: str = "",
     text_limit: int = TEXT_LIMIT,
-) -> None:
-    """Render the page of the scored case table ``df``, handing the text to ``put`` piece by piece.
+) -> tuple[str, str]:
+    """The page around its item data, as the text before and the text after it.
 
-    ``figures`` default to :func:`run_figures`; ``banners`` and ``sections`` (already-safe HTML, e.g. the
-    report notebook's outputs, which place ``inline_figures`` figures of their own) go above the summary;
-    ``comparison`` is the context of ``comparison.html.j2``. ``own_header=False`` leaves the title block to the
-    sections, ``summary=False`` leaves out the evaluator summary table; ``extra_css`` styles the sections.
+    Everything here is an aggregate (so a streamed run can fill it in at the end): ``template`` is the scored
+    table or an empty frame with its columns and ``attrs`` (title, source, evaluators), ``rows`` the row count,
+    ``counts`` the row status counts (None: no status buttons), ``summary`` the rows of :func:`summary_rows`,
+    ``figures`` plotly figures. ``banners`` and ``sections`` (already-safe HTML, e.g. the report notebook's
+    outputs, which place ``inline_figures`` figures of their own) go above the summary; ``comparison`` is the
+    context of ``comparison.html.j2``. ``own_header=False`` leaves the title block to the sections;
+    ``extra_css`` styles the sections.
     """
-    evaluators = scored_evaluators(df)
-    specs, template = figure_specs(run_figures(df) if figures is None else figures)
+    specs, template_json = figure_specs(figures)
     scripts = [TABLE_JS, ITEM_JS]
     if specs or inline_figures:
         # after the table: compiling plotly.js (4-5 MB) takes longer than showing 100,000 rows' first page
         scripts += [PLOTLY_PRELUDE_JS, plotly_js(), CHARTS_JS]
     css = CSS + extra_css
-    has_status = "status" in df.columns
+    evaluators = scored_evaluators(template)
     context = {
         "csp": _csp(scripts, bool(specs or inline_figures), css),
         "version": EVALKIT_VERSION,
-        "title": page_title(df, title),
+        "title": page_title(template, title),
         "own_header": own_header,
-        "facts": list(facts) if facts is not None else _facts(df, evaluators),
+        "facts": list(facts) if facts is not None else _facts(template.attrs, rows, evaluators),
         "banners": list(banners),
         "sections": list(sections),
-        "counts": status_counts(df) if has_status else None,
+        "counts": counts,
         "statuses": STATUSES,
-        "summary": summary_rows(df) if summary else [],
+        "summary": summary,
         "comparison": comparison,
         "figures": specs,
-        "figure_template": template,
+        "figure_template": template_json,
         "text_limit": text_limit,
         "css": Markup(css),
         "scripts": [Markup(s) for s in scripts],
         "data": Markup(DATA_MARK),
     }
     head, tail = environment().get_template("page.html.j2").render(**context).split(DATA_MARK, 1)
-    meta = {
-        "rows": len(df),
+    return head, tail
+
+
+def page_meta(rows: int, evaluators: list[dict[str, Any]], text_limit: int) -> dict[str, Any]:
+    """The item data's own fields, before its ``columns``."""
+    return {
+        "rows": rows,
         "statuses": ["", *STATUSES],
         "textLimit": text_limit,
         "evaluators": [{"name": str(ev.get("name", ev["key"])), "key": str(ev["key"])} for ev in evaluators],
     }
+
+
+def emit_data(
+    put: Callable[[str], Any],
+    head: str,
+    tail: str,
+    meta: dict[str, Any],
+    columns: Iterable[tuple[str, Any]],
+) -> None:
+    """Hand the page to ``put``: ``head``, the item data (``meta`` plus ``columns``), ``tail``.
+
+    Each column is ``(name, values)``: a list or :func:`compact` form, serialised here, or a function that
+    hands the column's script-safe JSON to ``put`` itself (a streamed run's columns, read back from disk).
+    """
     put(head)
     put(script_safe_json(meta)[:-1] + ',"columns":{')
-    for position, (name, values) in enumerate(_columns(df, evaluators, text_limit)):
-        put(("," if position else "") + script_safe_json(name) + ":" + script_safe_json(values))
+    for position, (name, values) in enumerate(columns):
+        put(("," if position else "") + script_safe_json(name) + ":")
+        if callable(values):
+            values(put)
+        else:
+            put(script_safe_json(values))
     put("}}")
     put(tail)
 
@@ -268,21 +340,50 @@ def compact(values: list[Any]) -> list[Any] | dict[str, Any]:
     n = len(values)
     if n < COMPACT_ROWS:
         return values
-    index: dict[tuple[type, Any], int] = {}
-    codes = []
-    most = n // 4
-    try:
-        for v in values:
-            code = index.setdefault((type(v), v), len(index))
-            if code >= most:
-                return values
-            codes.append(code)
-    except TypeError:  # unhashable: nested data
+    distinct = Distinct(n // 4)
+    codes = distinct.codes(values)
+    if codes is None:
         return values
-    distinct = [v for _, v in index]
-    if len(distinct) == 1:
-        return {"k": "const", "v": distinct[0], "n": n}
-    return {"k": "dict", "v": distinct, "i": codes}
+    return {**distinct.form(n), "i": codes} if len(distinct) > 1 else distinct.form(n)
+
+
+class Distinct:
+    """The distinct values of a column, each with its code (the order it was first seen), while there are at
+    most ``most`` of them: :func:`compact`'s dictionary, also filled chunk by chunk by a streamed page."""
+
+    def __init__(self, most: int):
+        self.most = most
+        self.index: dict[tuple[type, Any], int] = {}
+        self.full = False
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def codes(self, values: Iterable[Any]) -> list[int] | None:
+        """The codes of ``values`` (new ones are added), or None once there are too many distinct values or
+        one cannot be told apart (unhashable: nested data); the dictionary is then ``full`` for good."""
+        if self.full:
+            return None
+        codes = []
+        try:
+            for v in values:
+                code = self.index.setdefault((type(v), v), len(self.index))
+                if code >= self.most:
+                    self.full = True
+                    return None
+                codes.append(code)
+        except TypeError:
+            self.full = True
+            return None
+        return codes
+
+    def form(self, rows: int) -> dict[str, Any]:
+        """The compact form of a column of ``rows`` values less its codes: ``{"k": "const", "v", "n"}`` for one
+        distinct value, else ``{"k": "dict", "v": distinct values}`` (the codes go in ``"i"``)."""
+        distinct = [v for _, v in self.index]
+        if len(distinct) == 1:
+            return {"k": "const", "v": distinct[0], "n": rows}
+        return {"k": "dict", "v": distinct}
 
 
 def _columns(

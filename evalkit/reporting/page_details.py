@@ -121,19 +121,15 @@ def item_tags(df: pd.DataFrame) -> list[list[str] | None]:
     return out
 
 
-def _column(df: pd.DataFrame, name: str, convert) -> list[Any] | None:
-    if name not in df.columns:
-        return None
-    values = [convert(v) for v in df[name].tolist()]
-    return values if any(v not in (None, "", [], {}) for v in values) else None
+def has_content(values: list[Any]) -> bool:
+    """Whether a column of :func:`detail_values` holds anything (a column without is left off the page)."""
+    return any(v not in (None, "", [], {}) for v in values)
 
 
-def detail_columns(df: pd.DataFrame) -> Iterator[tuple[str, list]]:
-    """The item view's columns that have anything in them: ``tags``, ``context``, ``citations``,
-    ``retrieval``, ``tools``, ``spans`` (see :func:`trace`)."""
-    tags = item_tags(df)
-    if any(tags):
-        yield "tags", tags
+def detail_values(df: pd.DataFrame) -> Iterator[tuple[str, list]]:
+    """Every column the item view can show that ``df`` has, empty or not: ``tags``, then ``context``,
+    ``citations``, ``retrieval``, ``tools``, ``spans`` (see :func:`trace`) when their source column is there."""
+    yield "tags", item_tags(df)
     for name, column, convert in (
         ("context", "context", bounded),
         ("citations", "citations", bounded),
@@ -141,6 +137,12 @@ def detail_columns(df: pd.DataFrame) -> Iterator[tuple[str, list]]:
         ("tools", "tool_calls", bounded),
         ("spans", "spans", trace),
     ):
-        values = _column(df, column, convert)
-        if values is not None:
+        if column in df.columns:
+            yield name, [convert(v) for v in df[column].tolist()]
+
+
+def detail_columns(df: pd.DataFrame) -> Iterator[tuple[str, list]]:
+    """The columns of :func:`detail_values` that have anything in them (a streamed page decides at the end)."""
+    for name, values in detail_values(df):
+        if has_content(values):
             yield name, values

@@ -1,10 +1,13 @@
 """The figures and the report of a run whose rows are streamed: totals added up chunk by chunk (the printed
-summary, the gate), and report.html, the one report page of the gathered table (see ``StreamedReport``)."""
+summary, the gate, the report's head), and report.html written chunk by chunk (see ``StreamedReport``)."""
 
 from __future__ import annotations
 
 import math
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,8 +21,8 @@ from evalkit.analysis.summaries import (
     summary,
 )
 from evalkit.documents.columns import score_column
-from evalkit.reporting.html_page import write_html
 from evalkit.reporting.page_data import TEXT_LIMIT
+from evalkit.reporting.page_stream import PageStream
 
 
 class Totals:
@@ -98,31 +101,40 @@ class Totals:
 class StreamedReport:
     """report.html from chunks: ``add(chunk)`` per chunk, then ``finish(path, template, totals, judge)``.
 
-    The one report page (:mod:`evalkit.reporting.page`) is rendered from the whole scored table (figures, summary,
-    item view), so the chunks are gathered here and the page is written once at the end: report.html is the one
-    file of a Spark run whose driver memory grows with the rows (about the page's own size). For millions of
-    rows, run a Parquet case table, which writes results.parquet alone.
+    The one report page (:mod:`evalkit.reporting.page`) written by
+    :class:`~evalkit.reporting.page_stream.PageStream`: each chunk's page columns go to spool files in a
+    temporary folder inside the run's results folder (on disk, not in memory), its scores into the charts'
+    counts; at the end the head is rendered from the run's :class:`Totals` and the columns are copied into the
+    page from their files. The driver holds one chunk at a time, whatever the row count: the page is the one a
+    pandas run of the same rows writes (the same head and item data).
     """
 
-    def __init__(self, specs: list[dict], text_limit: int = TEXT_LIMIT):
-        self.limit = text_limit
-        self.chunks: list[pd.DataFrame] = []
+    def __init__(self, template: pd.DataFrame, folder: str | os.PathLike, text_limit: int = TEXT_LIMIT):
+        self.spool = Path(tempfile.mkdtemp(prefix=".evalkit-report-", dir=folder))
+        self.page = PageStream(template, self.spool, text_limit)
 
     def add(self, chunk: pd.DataFrame) -> None:
-        self.chunks.append(chunk)
+        self.page.add(chunk)
 
     def finish(
         self, path: str | os.PathLike, template: pd.DataFrame, totals: Totals, judge: dict | None
     ) -> None:
         """Write the page; ``template`` is an empty frame with the run's attrs (title, source, judge)."""
-        table = pd.concat(self.chunks, ignore_index=True) if self.chunks else template.copy()
-        table.attrs = dict(template.attrs)
+        page = template.copy()
+        page.attrs = dict(template.attrs)
         if judge:
-            table.attrs["evalkit"] = {**(table.attrs.get("evalkit") or {}), "judge": judge}
+            page.attrs["evalkit"] = {**(page.attrs.get("evalkit") or {}), "judge": judge}
+        # every scored row has a status; the template (no rows) has no columns at all
+        statuses = totals.status_counts() if totals.rows or "status" in template.columns else None
+        table = totals.summary(judge)
+        if statuses is None:  # as evalkit.summary: no status row without a status column
+            table = table[table.index != STATUS_ROW]
         try:
-            write_html(table, path, text_limit=self.limit)
+            self.page.write(path, page, statuses, table)
         finally:
             self.close()
 
     def close(self) -> None:
-        self.chunks = []
+        """Remove the spool files and their folder."""
+        self.page.close()
+        shutil.rmtree(self.spool, ignore_errors=True)

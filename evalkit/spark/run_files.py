@@ -6,7 +6,9 @@ The executors write results.parquet (one file per partition, the scalable form).
 order, are the document in order. The driver then reads them back with pyarrow in chunks of ``CHUNK_ROWS``
 rows, re-cut at item boundaries so a thread's turns are gathered under it, and each chunk goes to the three
 writers at once: its items to results.json (``write_document`` over a generator), its rows to results.csv, its
-columns to report.html's temporary column files. Memory on the driver is one chunk, whatever the row count.
+page columns to report.html's spool files in a temporary folder inside ``out`` (see ``StreamedReport``). What
+these files cost the driver is one chunk, whatever the row count; a document itself is parsed on the driver
+before the run (``evalkit.spark.batch.load``), which is most of the driver's memory for a large document.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def write_run(run, out: str | os.PathLike, *, document: bool = True) -> dict:
     template = scored_table(pd.DataFrame(), specs, meta)
     root = document_root(template)
     root["metadata"] = results_metadata(template, root.get("metadata") or {})
-    report = StreamedReport(specs)
+    report = StreamedReport(template, out)
     try:
         with atomic_write(paths["csv"], "w", encoding="utf-8", newline="") as csv_handle:
             written = [False]
