@@ -3,6 +3,8 @@
 ``DOC`` is an eval document (JSON), or a case table in Parquet (a ``.parquet`` file or a folder of Parquet
 files, such as a Spark job writes). The executors write ``OUT/results.parquet``; for a document the driver then
 streams ``results.json``, ``results.csv`` and ``report.html`` from it (see ``evalkit.spark.run_files``). The
+files are written into a staging folder beside ``OUT`` that replaces it once complete
+(``documents.folder_swap``): a run killed at any moment leaves the complete old set or the complete new one. The
 printed summary, ``--fail-under`` and the exit codes are those of the pandas engine.
 """
 
@@ -29,8 +31,10 @@ def run_spark(args, model_config: dict | None, print_summary) -> int:
     started = time.perf_counter()
     path = Path(args.document)
     is_table = _is_parquet(path)
+    from evalkit.documents.folder_swap import replaced_folder
+    from evalkit.reporting.run_files import RUN_FILES
     from evalkit.spark.batch import load, plan_evaluation
-    from evalkit.spark.run_files import write_run
+    from evalkit.spark.run_files import PARQUET_NAME, write_run
     from evalkit.spark.session import get_session
 
     spark = get_session(args.master)
@@ -47,10 +51,13 @@ def run_spark(args, model_config: dict | None, print_summary) -> int:
         )
         out = Path(args.out) if args.out else Path("results") / path.stem
         try:
-            written = write_run(run, out, document=not is_table)
+            # the set is staged beside OUT and swapped in whole, as the pandas engine does
+            with replaced_folder(out, owned=(*RUN_FILES, PARQUET_NAME)) as staging:
+                written = write_run(run, staging, document=not is_table)
         except OSError as exc:
             raise EvalkitError(f"cannot write results to {out}: {exc.strerror or exc}") from None
-    totals, judge, paths = written["totals"], written["judge"], written["paths"]
+    totals, judge = written["totals"], written["judge"]
+    paths = {kind: out / path.name for kind, path in written["paths"].items()}
     counts = totals.status_counts()
     total = counts["total"]
     rate = counts["pass"] / total if total else 0.0

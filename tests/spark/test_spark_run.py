@@ -4,6 +4,7 @@ case table, the same summary, gate and exit codes."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pandas as pd
@@ -159,3 +160,29 @@ def test_a_judged_document_records_the_judge_like_the_pandas_engine(
     for field in ("model", "model_name", "prompt_hashes", "parameters", "calls", "cache_hits", "tokens"):
         assert judge[field] == expected[field], field
     assert secret not in (tmp_path / "spark" / "results.json").read_text()
+
+
+def test_a_killed_run_leaves_the_old_set_and_the_next_run_cleans_up(spark, tmp_path):
+    """Killed once every file is written but before the swap: OUT still holds the previous run's complete set
+    (and a file of the user's); the next run replaces the set and removes the killed run's staging folder."""
+    import subprocess
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    (out / "results.json").write_text('{"old": true}')
+    command = [sys.executable, "-m", "evalkit", "run", str(DEMO), "--engine", "spark", "--out", str(out)]
+    env = {**os.environ, "EVALKIT_TEST_KILL_AT": "staged", "PYSPARK_PYTHON": sys.executable}
+    killed = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "results.json"]
+    assert json.loads((out / "results.json").read_text()) == {"old": True}
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.evalkit-")]  # the killed staging
+    env.pop("EVALKIT_TEST_KILL_AT")
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "notes.txt", "report.html", "results.csv", "results.json", "results.parquet",
+    ]  # fmt: skip
+    assert len(json.loads((out / "results.json").read_text())["items"]) == 10  # 12 rows
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging, moved-aside or spool folder
