@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO
 
 from evalkit.cli import main as cli
 from evalkit.errors import EvalkitError
@@ -23,6 +22,7 @@ from evalkit.spark.stream_sink import read_parts
 from tests.spans.test_custom_llm_span_judges import CONFIG, write_config
 
 SECRET = "sk-test-STREAM-SECRET-4417"
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "data" / "agentcore_spans.jsonl"  # 4 sessions, 6 traces, 6 tool-call spans
 CHECK = 'EVALUATION_LEVEL = "SESSION"\ndef lambda_handler(event, context):\n    return {"label": "PASS", "value": 1.0}\n'
 #: A TRACE-level built-in, a SESSION-level built-in, a custom .json judge (SESSION) and a code-based one.
