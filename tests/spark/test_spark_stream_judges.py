@@ -180,3 +180,21 @@ def test_llm_judges_on_executors_give_the_entries_of_spans_eval_and_keep_the_key
     assert SECRET not in captured.out + captured.err
     assert SECRET not in spark.sparkContext.environment.values()  # restored after the query's functions
     assert os.environ["OPENAI_API_KEY"] == SECRET
+
+
+def test_a_worker_makes_one_span_judges_per_query_from_its_environment(monkeypatch, tmp_path):
+    from evalkit.spark.judge_keys import KEY_VARIABLE
+    from evalkit.spark.stream_executor import _judges
+
+    monkeypatch.setenv(KEY_VARIABLE, SECRET)  # what PySpark puts in the worker's environment
+    judge = {"base_url": "http://127.0.0.1:9/v1", "model": "judge"}  # the settings: no key
+    settings = {"token": "t-1", "judge": judge, "cache": True, "concurrency": 3, "judge_timeout": 7.0}
+    judges = _judges(settings)
+    assert judges is _judges(settings)  # kept for the query's later batches (and its pool's back-off state)
+    assert judges.model_config == {**judge, "api_key": SECRET}
+    assert judges.pool.limit.ceiling == 3 and judges.pool.timeout == 7.0
+    assert str(judges.pool.cache.path).startswith(os.environ["EVALKIT_CACHE_DIR"])  # this machine's cache
+    other = _judges({**settings, "token": "t-2", "cache": str(tmp_path / "judge.sqlite3")})
+    assert other is not judges and other.pool.cache.path == tmp_path / "judge.sqlite3"
+    assert _judges({**settings, "token": "t-3", "cache": False}).pool.cache is None
+    assert _judges({**settings, "token": "t-4", "judge": None}) is None  # code-based evaluators only
