@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -152,11 +154,19 @@ def test_llm_judges_on_executors_give_the_entries_of_spans_eval_and_keep_the_key
     }
 
     # The whole entries (token usage included) from the Parquet sink: the same, with `passed` and `service`
-    # added as spans serve adds them. Every judgment is in the executors' judge cache now: no model call.
+    # added as spans serve adds them. This run is the command as a user starts it, in its own process with
+    # its own Spark (so its output includes the JVM's log lines), and each executor's own judge cache.
     before = model_server.request_count
-    parquet = tmp_path / "sink-parquet"
-    assert cli(stream_args(source, custom, parquet, EVALUATORS, "--format", "parquet")) == 0
-    assert model_server.request_count == before
+    parquet, cache = tmp_path / "sink-parquet", tmp_path / "executor-cache"
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalkit", *stream_args(source, custom, parquet, EVALUATORS, "--format", "parquet",
+                                                       "--master", "local[2]")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable, "EVALKIT_CACHE_DIR": str(cache)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert model_server.request_count - before == 14
+    assert list(cache.glob("*.sqlite3")), "no judge cache on the executor"
     entries = [json.loads(text) for text in pd.read_parquet(parquet / "results.parquet")["entry"]]
     for entry in expected:
         entry.update(passed=passed(entry), service=service(entry))
@@ -172,12 +182,12 @@ def test_llm_judges_on_executors_give_the_entries_of_spans_eval_and_keep_the_key
 
     # The key: nowhere in the sinks (results, metrics, Parquet), their checkpoints, or the CLI's output.
     captured = capfd.readouterr()
-    assert "results for 4 sessions" in captured.out
+    assert "results for 4 sessions" in captured.out and "Streaming spans from" in proc.stdout
     files = _files(sink) + _files(parquet)
     assert any("_checkpoint" in p.parts for p in files) and any(p.suffix == ".parquet" for p in files)
     for path in files:
         assert SECRET.encode() not in path.read_bytes(), path
-    assert SECRET not in captured.out + captured.err
+    assert SECRET not in captured.out + captured.err + proc.stdout + proc.stderr
     assert SECRET not in spark.sparkContext.environment.values()  # restored after the query's functions
     assert os.environ["OPENAI_API_KEY"] == SECRET
 
