@@ -6,8 +6,10 @@ sessions are sampled by ``evalkit.spans.online.sampled`` (the sha256 of the sess
 ``Filter`` / ``session_matches``, and evaluated by ``evaluate_spans`` with the evaluators of the run, which are
 resolved (code-based ones imported) once per worker process and query.
 
-LLM-as-judge evaluators (``Builtin.<Name>``, ``<name>.json``) are judged through one ``SpanJudges`` per worker
-process and query, kept from batch to batch like the evaluators: its judge pool carries its adaptive
+The closed sessions of an Arrow batch are evaluated together, by one ``evaluate_spans`` call, so that a
+judge's calls for all of them are in the judge pool at once; each session still gets the entries it would get
+alone. LLM-as-judge evaluators (``Builtin.<Name>``, ``<name>.json``) are judged through one ``SpanJudges``
+per worker process and query, kept from batch to batch like the evaluators: its judge pool carries its adaptive
 concurrency limit (the worker's share of the executor's ``concurrency``) and its 429 back-off over the query's
 life, and its judge cache (by default a SQLite file on the executor's local disk) and HTTP client are opened
 once. The judge model is the driver's settings completed with the key from this worker's environment
@@ -111,8 +113,6 @@ def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterat
     (``spans serve`` marks it skipped and exports nothing for it either). Each entry carries ``passed`` and
     ``service`` as in ``spans serve``.
     """
-    from evalkit.spans.lambda_runner import evaluate_spans
-
     evaluators = _evaluators(settings)
     judges = _judges(settings)
     filters = [Filter(text) for text in settings["filters"]]
@@ -120,21 +120,19 @@ def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterat
         out: dict[str, list] = {
             k: [] for k in ("session_id", "position", "session_end", "evaluator", "passed", "entry")
         }
+        kept = []
         for session_id, end, documents in zip(batch["session_id"], batch["session_end"], batch["documents"]):
             docs = sorted(
                 (json.loads(d) for d in documents),
                 key=lambda d: (d["startTimeUnixNano"], d["traceId"], d["spanId"]),
             )
             docs = list({(d["traceId"], d["spanId"]): d for d in docs}.values())  # exporter retries
-            if not evaluators or not session_matches(docs, filters):
-                continue
-            frame = loading.from_documents(docs, f"session {session_id}")
-            frame.loc[frame["session_id"].isna(), "session_id"] = session_id
-            results = evaluate_spans(
-                frame, evaluators, session=session_id, timeout=settings["timeout"], judges=judges
-            )
+            if evaluators and session_matches(docs, filters):
+                kept.append((session_id, end, docs))
+        results = _evaluate(kept, evaluators, judges, settings["timeout"])
+        for session_id, end, docs in kept:
             service = service_name(docs)
-            for position, entry in enumerate(results):
+            for position, entry in enumerate(results.get(session_id, [])):
                 entry["passed"] = passed(entry)
                 entry["service"] = service
                 out["session_id"].append(session_id)
@@ -150,6 +148,31 @@ def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterat
         frame["passed"] = frame["passed"].astype(bool)
         frame["session_end"] = pd.to_datetime(frame["session_end"], utc=True)
         yield frame
+
+
+def _evaluate(sessions: list, evaluators: list, judges: SpanJudges | None, timeout: float) -> dict[str, list]:
+    """The result entries of each of ``sessions`` (``(id, end, documents)``), by session id.
+
+    All the sessions of a batch go through one ``evaluate_spans`` call, so that an LLM judge's calls for all of
+    them reach the judge pool together and run ``concurrency`` at a time (one session at a time would rarely
+    have more than one call in flight), and the code-based evaluators' worker processes serve the whole batch.
+    Each session's entries are those, and in the order, that evaluating it alone gives.
+    """
+    if not sessions:
+        return {}
+    from evalkit.spans.lambda_runner import evaluate_spans
+
+    frames = []
+    for session_id, _, docs in sessions:
+        frame = loading.from_documents(docs, f"session {session_id}")
+        frame.loc[frame["session_id"].isna(), "session_id"] = session_id  # spans that took their trace's
+        frames.append(frame)
+    spans = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    wanted = [session_id for session_id, _, _ in sessions]
+    by_session: dict[str, list] = {}
+    for entry in evaluate_spans(spans, evaluators, session=wanted, timeout=timeout, judges=judges):
+        by_session.setdefault(entry["context"]["spanContext"]["sessionId"], []).append(entry)
+    return by_session
 
 
 def _evaluators(settings: dict) -> list:

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -18,8 +19,9 @@ from evalkit.errors import EvalkitError
 from evalkit.spans.exports import result_event
 from evalkit.spans.judge_runner import SpanJudges
 from evalkit.spans.lambda_runner import evaluate_spans
+from evalkit.spans.loading import from_documents
 from evalkit.spans.online import OnlineEvaluation
-from evalkit.spans.session_evaluation import passed
+from evalkit.spans.session_evaluation import passed, service_name
 from evalkit.spark.stream_sink import read_parts
 from tests.spans.test_custom_llm_span_judges import CONFIG, write_config
 
@@ -208,3 +210,58 @@ def test_a_worker_makes_one_span_judges_per_query_from_its_environment(monkeypat
     assert other is not judges and other.pool.cache.path == tmp_path / "judge.sqlite3"
     assert _judges({**settings, "token": "t-3", "cache": False}).pool.cache is None
     assert _judges({**settings, "token": "t-4", "judge": None}) is None  # code-based evaluators only
+
+
+def copies_of_data(count: int) -> dict[str, list[dict]]:
+    """``count`` copies of DATA's sessions (and traces) under new ids: session id -> its span documents."""
+    sessions: dict[str, list[dict]] = {}
+    for copy in range(count):
+        for line in DATA.read_text().splitlines():
+            doc = json.loads(line)
+            doc["attributes"]["session.id"] = session = f"{doc['attributes']['session.id']}-{copy}"
+            doc["traceId"] = f"{copy:04x}" + doc["traceId"][4:]
+            sessions.setdefault(session, []).append(doc)
+    return sessions
+
+
+def test_a_batch_of_sessions_is_judged_concurrently_with_each_session_s_own_entries(
+    custom, model_server, monkeypatch, tmp_path
+):
+    from evalkit.spark.judge_keys import KEY_VARIABLE
+    from evalkit.spark.stream_executor import evaluate_sessions
+
+    judge_model(monkeypatch, model_server)
+    sessions = copies_of_data(3)  # 12 sessions, 18 traces
+    each = {
+        session: evaluate_spans(
+            from_documents(docs), EVALUATORS, custom_dir=custom, judges=SpanJudges(cache=False)
+        )
+        for session, docs in sessions.items()
+    }
+    model_server.latency = 0.5
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.setenv(KEY_VARIABLE, SECRET)
+    settings = {"token": "batch", "custom": {"path": str(custom)}, "evaluators": EVALUATORS, "filters": [],
+                "timeout": 30.0, "judge": {"base_url": model_server.openai_base_url, "model": "judge"},
+                "cache": False, "concurrency": 8, "judge_timeout": 30.0}  # fmt: skip
+    batch = pd.DataFrame(
+        {
+            "session_id": list(sessions),
+            "session_end": pd.Timestamp("2025-12-01", tz="UTC"),
+            "documents": [[json.dumps(d) for d in docs] for docs in sessions.values()],
+        }
+    )
+    before = model_server.request_count
+    started = time.perf_counter()
+    [rows] = list(evaluate_sessions(settings, iter([batch])))
+    elapsed = time.perf_counter() - started
+    assert model_server.request_count - before == 18 + 12 + 12
+    # 42 calls of 0.5 s, 8 at a time: 3.8 s measured; one session after the other (only each session's own
+    # calls together) it took 18.6 s.
+    assert elapsed < 8, elapsed
+    for session, entries in each.items():
+        got = rows[rows["session_id"] == session].sort_values("position")
+        assert list(got["position"]) == list(range(len(entries)))
+        for entry in entries:
+            entry.update(passed=passed(entry), service=service_name(sessions[session]))
+        assert [json.loads(text) for text in got["entry"]] == entries
