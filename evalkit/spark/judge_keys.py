@@ -55,7 +55,8 @@ class executor_key:
 
 
 def executor_model_config(judge: dict | None) -> dict | None:
-    """On a worker: the driver's judge settings (no key) completed with the key from this worker's environment."""
+    """On a worker: the driver's judge settings (no key) completed with the key from this worker's
+    environment."""
     if judge is None:
         return None
     from evalkit.judges.models import judge_config

@@ -76,9 +76,9 @@ def start_stream(
     options, e.g. ``{"kafka.security.protocol": "SASL_SSL"}``). ``evaluators`` are the span evaluator specs
     ``spans serve`` takes (at most 10): ``Builtin.<Name>[:LEVEL]``, or ``NAME[:LEVEL]`` for a code-based
     (``NAME.py``) or LLM-as-judge (``NAME.json``) evaluator in ``custom_dir``, whose folders are shipped to the
-    executors (or, with ``ship=False``, read there from ``custom_dir`` on shared storage). ``once`` processes what is there now and
-    stops (Trigger.AvailableNow); otherwise a micro-batch runs every ``trigger_interval``. The checkpoint
-    defaults to ``<sink>/_checkpoint``. ``source_glob`` (Spark's ``pathGlobFilter``) picks the files to read,
+    executors (or, with ``ship=False``, read there from ``custom_dir`` on shared storage). ``once`` processes
+    what is there now and stops (Trigger.AvailableNow); otherwise a micro-batch runs every
+    ``trigger_interval``. The checkpoint defaults to ``<sink>/_checkpoint``. ``source_glob`` (Spark's ``pathGlobFilter``) picks the files to read,
     e.g. ``spans-*.json`` for the Collector's rotated files and not the one it is still appending to.
 
     LLM judges need a judge model: ``model_config`` or the environment's (``OPENAI_BASE_URL`` /
