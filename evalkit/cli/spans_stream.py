@@ -2,9 +2,11 @@
 
 Spans come from a folder the OpenTelemetry Collector's file exporter fills (``--source DIR``) or from a Kafka
 topic its Kafka exporter feeds (``--kafka-bootstrap``, ``--kafka-topic``); sessions close by
-``session_window`` after ``--session-timeout``; sampling, filters and evaluators are those of ``spans serve``;
-results and EMF metrics go to ``--sink DIR`` as JSONL parts (or Parquet), with a checkpoint that makes a
-restarted job neither lose nor repeat a session. See ``evalkit.spark.streaming``.
+``session_window`` after ``--session-timeout``; sampling, filters and evaluators are those of ``spans serve``
+(code-based ones, ``Builtin.<Name>`` LLM judges and custom ``<name>.json`` judges, judged on the executors
+with ``--concurrency`` calls in flight per executor; the judge key reaches them through the executor
+environment only); results and EMF metrics go to ``--sink DIR`` as JSONL parts (or Parquet), with a
+checkpoint that makes a restarted job neither lose nor repeat a session. See ``evalkit.spark.streaming``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,11 @@ def register(commands) -> None:
         description="Read OTLP spans from a folder of Collector file-exporter output or a Kafka topic, close "
         "sessions with Spark's session_window, evaluate the sampled sessions with span evaluators and write "
         "SINK/results/part-*.jsonl and SINK/metrics/part-*.jsonl (or Parquet), checkpointed for exactly-once "
-        "results across restarts. Needs evalkit[spark].",
+        "results across restarts. Evaluators are those of spans serve: code-based, Builtin.<Name> LLM judges "
+        "and custom NAME.json judges. LLM judges run on the executors with the judge model of the environment "
+        "(OPENAI_BASE_URL/OPENAI_MODEL/OPENAI_API_KEY or AZURE_OPENAI_*; none: exit 3); its key reaches the "
+        "executors through their environment only, never the plan, checkpoint or sink. The cluster has up to "
+        "executors x --concurrency judge calls in flight. Needs evalkit[spark].",
     )
     source = st.add_mutually_exclusive_group(required=True)
     source.add_argument("--source", metavar="DIR", help="folder of OTLP JSON / JSONL span files")
@@ -64,7 +70,8 @@ def register(commands) -> None:
         metavar="NAME[:LEVEL]",
         action="append",
         default=[],
-        help="span evaluator custom-evaluators/NAME/NAME.py (repeat, up to 10)",
+        help="span evaluator: Builtin.<Name> (AgentCore built-in LLM judge), custom-evaluators/NAME/NAME.py "
+        "(code-based) or custom-evaluators/NAME/NAME.json (LLM judge) (repeat, up to 10)",
     )
     st.add_argument(
         "--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)"
@@ -96,6 +103,26 @@ def register(commands) -> None:
         help="as spans serve: KEY=VALUE, KEY!=VALUE, KEY~=VALUE, KEY>N, KEY<N (all must match)",
     )
     st.add_argument("--timeout", metavar="SECONDS", type=float, default=300.0, help="per evaluator call")
+    st.add_argument(
+        "--concurrency",
+        metavar="N",
+        type=int,
+        default=8,
+        help="LLM judge calls in flight per executor (default 8; shared by its task slots, each backing off "
+        "on 429s); the cluster has up to executors x N",
+    )
+    st.add_argument(
+        "--judge-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=120.0,
+        help="per LLM judge call (default 120)",
+    )
+    st.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="do not read or write the judge cache (default: one per executor, on its local disk)",
+    )
     st.add_argument("--namespace", default="Bedrock-AgentCore/Evaluations", help="EMF metric namespace")
     st.add_argument("--master", metavar="URL", help="Spark master (default: spark-submit's, else local[*])")
     st.add_argument("--once", action="store_true", help="process the spans there now, then stop")
@@ -146,6 +173,9 @@ def stream_main(args) -> int:
             max_files_per_trigger=args.max_files_per_trigger,
             ship=not args.no_ship,
             source_glob=args.source_glob,
+            concurrency=max(1, args.concurrency),
+            cache=not args.no_cache,
+            judge_timeout=args.judge_timeout,
         )
         where = args.source or f"Kafka topic {args.kafka_topic}"
         print(

@@ -17,7 +17,6 @@ import functools
 import json
 import logging
 import os
-import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,12 @@ from evalkit.spark.frames import (
     result_fields,
     scored_table,
     spark_frame,
+)
+from evalkit.spark.judge_keys import (
+    cache_setting,
+    executor_key,
+    without_key,
+    worker_share,
 )
 from evalkit.spark.requirements import require_pyspark
 
@@ -183,8 +188,8 @@ def plan_evaluation(
     settings = {
         "token": uuid.uuid4().hex,
         "custom": where,
-        "judge": _without_key(judge_config),
-        "cache": str(cache) if isinstance(cache, (str, os.PathLike)) else bool(cache),
+        "judge": without_key(judge_config),
+        "cache": cache_setting(cache),
         "concurrency": worker_share(spark, concurrency),
         "judge_timeout": float(judge_timeout),
         "evaluators": evaluators,
@@ -201,7 +206,7 @@ def plan_evaluation(
     )  # fmt: skip
     schema = _output_schema(sdf, passthrough, fields)
     key = (judge_config or {}).get("api_key")
-    with _executor_key(spark, key):
+    with executor_key(spark, key):
         if ordered:
             rows = sdf.repartitionByRange("item").sortWithinPartitions("item", "turn")
             parts = [rows.mapInPandas(_bound({**settings, "threads": True}), schema)]
@@ -216,30 +221,6 @@ def plan_evaluation(
     scored = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
     scored = scored.withMetadata("status", {META_KEY: meta})
     return Evaluation(scored, specs, resolved, settings["judge"], settings["stats"], settings["concurrency"])
-
-
-def worker_share(spark, concurrency: int) -> int:
-    """Judge calls in flight per Python worker, so that one executor has at most ``concurrency`` in flight:
-    ``concurrency`` divided among the executor's task slots (at least 1 each)."""
-    return max(1, int(concurrency) // executor_slots(spark))
-
-
-def executor_slots(spark) -> int:
-    """Python workers one executor runs at once: its cores / ``spark.task.cpus`` (local[N]: N)."""
-
-    conf = spark.sparkContext.getConf()
-    master = conf.get("spark.master", "local[*]")
-    per_task = max(1, int(conf.get("spark.task.cpus", "1")))
-    local = re.fullmatch(r"local(?:\[(\*|\d+)(?:,\s*\d+)?\])?", master)
-    if local:
-        threads = local.group(1)
-        cores = 1 if threads is None else (os.cpu_count() or 1) if threads == "*" else int(threads)
-        return max(1, cores // per_task)
-    cores = conf.get("spark.executor.cores", None)
-    if cores is None:  # standalone default: every core of the worker; estimate from the cluster now
-        executors = max(1, spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1)
-        cores = spark.sparkContext.defaultParallelism // executors
-    return max(1, int(cores) // per_task)
 
 
 def _output_schema(sdf, passthrough: list[str], fields: list[tuple[str, str]]):
@@ -367,43 +348,6 @@ def _names_where(sdf) -> dict[str, str]:
     for name, (item, turn_index, _) in sorted(firsts.items(), key=lambda entry: entry[1]):
         where[name] = f"items[{item}]" if turn_index < 0 else f"items[{item}].turns[{turn_index}]"
     return where
-
-
-def _without_key(config: dict | None) -> dict | None:
-    if config is None:
-        return None
-    from evalkit.judges.cache import is_secret_name
-
-    return {k: v for k, v in config.items() if not is_secret_name(k)}
-
-
-class _executor_key:
-    """Put the judge key into PySpark's executor environment while the job's functions are created.
-
-    PySpark copies ``SparkContext.environment`` (what ``spark.executorEnv.*`` fills) into each Python function
-    when it is created, and starts that function's workers with it; the key is therefore in the workers'
-    environment and nowhere in the pickled closure. The context's environment is restored afterwards.
-    """
-
-    def __init__(self, spark, key: str | None):
-        self.environment = spark.sparkContext.environment
-        self.key = key
-
-    def __enter__(self):
-        from evalkit.spark.executor import KEY_VARIABLE
-
-        self.before = self.environment.get(KEY_VARIABLE)
-        if self.key:
-            self.environment[KEY_VARIABLE] = self.key
-        return self
-
-    def __exit__(self, *exc):
-        from evalkit.spark.executor import KEY_VARIABLE
-
-        if self.before is None:
-            self.environment.pop(KEY_VARIABLE, None)
-        else:
-            self.environment[KEY_VARIABLE] = self.before
 
 
 def _document_meta(sdf) -> dict:

@@ -8,25 +8,22 @@ concurrency limit and 429 back-off carry over from batch to batch), the judge ca
 clients. Spark reuses its Python workers across tasks (``spark.python.worker.reuse``, on by default), so this
 is once per worker process, not once per task or batch.
 
-The judge key is read here, from the worker's environment: ``EVALKIT_JUDGE_SECRET`` (set by
-``evalkit.spark.evaluate`` through PySpark's executor environment when the driver has a key), else the usual
-variables (``AZURE_AI_API_KEY``, ``OPENAI_API_KEY``, ...), which a cluster sets with ``spark.executorEnv.*``
-or its secret store.
+The judge key is read here, from the worker's environment (``judge_keys.executor_model_config``):
+``EVALKIT_JUDGE_SECRET`` (set by ``evalkit.spark.evaluate`` through PySpark's executor environment when the
+driver has a key), else the usual variables (``AZURE_AI_API_KEY``, ``OPENAI_API_KEY``, ...), which a cluster
+sets with ``spark.executorEnv.*`` or its secret store.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 
 import pandas as pd
 
 from evalkit.spark.frames import case_table, result_frame
+from evalkit.spark.judge_keys import executor_cache, executor_model_config
 from evalkit.spark.regroup import whole_items
-
-#: The executor environment variable that carries the judge key the driver had.
-KEY_VARIABLE = "EVALKIT_JUDGE_SECRET"
 
 _STATES: dict[str, _State] = {}
 
@@ -40,39 +37,11 @@ class _State:
 
         quiet_llm_libraries()
         self.custom_dir = locate(settings["custom"])
-        self.model_config = _model_config(settings.get("judge"))
-        self.cache = _cache(settings.get("cache", True))
+        self.model_config = executor_model_config(settings.get("judge"))
+        self.cache = executor_cache(settings.get("cache", True))
         self.reuse: dict = {}
         self.batches = 0
         self.judged: dict = {}  # the engine's cumulative judge counters after the last batch
-
-
-def _model_config(judge: dict | None) -> dict | None:
-    """The driver's judge settings (no key) completed with the key from this worker's environment."""
-    if judge is None:
-        return None
-    from evalkit.judges.models import judge_config
-
-    config = dict(judge)
-    key = os.environ.get(KEY_VARIABLE)
-    if not key:
-        local = judge_config() or {}
-        same_kind = ("azure_endpoint" in local) == ("azure_endpoint" in config)
-        key = local.get("api_key") if same_kind else None
-    if key:
-        config["api_key"] = key
-    elif "base_url" in config:
-        config["api_key"] = ""
-    return config
-
-
-def _cache(spec):
-    """The judge cache of this worker: the default location on its machine, none, or a given SQLite file."""
-    if spec is True or spec is False or spec is None:
-        return bool(spec)
-    from evalkit.judges.cache import JudgeCache
-
-    return JudgeCache(spec)
 
 
 def state(settings: dict) -> _State:

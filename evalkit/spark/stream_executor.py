@@ -4,7 +4,16 @@ Both steps use the functions ``spans serve`` uses, so a session gets the same ve
 on Spark: span documents are read by ``evalkit.spans.loading`` (OTLP JSON requests or flat span documents),
 sessions are sampled by ``evalkit.spans.online.sampled`` (the sha256 of the session id) and filtered by its
 ``Filter`` / ``session_matches``, and evaluated by ``evaluate_spans`` with the evaluators of the run, which are
-imported once per worker process.
+resolved (code-based ones imported) once per worker process and query.
+
+The closed sessions of an Arrow batch are evaluated together, by one ``evaluate_spans`` call, so that a
+judge's calls for all of them are in the judge pool at once; each session still gets the entries it would get
+alone. LLM-as-judge evaluators (``Builtin.<Name>``, ``<name>.json``) are judged through one ``SpanJudges``
+per worker process and query, kept from batch to batch like the evaluators: its judge pool carries its adaptive
+concurrency limit (the worker's share of the executor's ``concurrency``) and its 429 back-off over the query's
+life, and its judge cache (by default a SQLite file on the executor's local disk) and HTTP client are opened
+once. The judge model is the driver's settings completed with the key from this worker's environment
+(``judge_keys.executor_model_config``).
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from collections.abc import Iterator
 import pandas as pd
 
 from evalkit.spans import loading
+from evalkit.spans.judge_runner import SpanJudges
 from evalkit.spans.session_evaluation import passed, service_name
 from evalkit.spans.session_tracking import Filter, sampled, session_matches
 from evalkit.spans.span_frame import session_id_of
@@ -28,6 +38,7 @@ RESULT_SCHEMA = (
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
 _EVALUATORS: dict[str, list] = {}
+_JUDGES: dict[str, SpanJudges] = {}
 
 
 def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -102,27 +113,26 @@ def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterat
     (``spans serve`` marks it skipped and exports nothing for it either). Each entry carries ``passed`` and
     ``service`` as in ``spans serve``.
     """
-    from evalkit.spans.lambda_runner import evaluate_spans
-
     evaluators = _evaluators(settings)
+    judges = _judges(settings)
     filters = [Filter(text) for text in settings["filters"]]
     for batch in batches:
         out: dict[str, list] = {
             k: [] for k in ("session_id", "position", "session_end", "evaluator", "passed", "entry")
         }
+        kept = []
         for session_id, end, documents in zip(batch["session_id"], batch["session_end"], batch["documents"]):
             docs = sorted(
                 (json.loads(d) for d in documents),
                 key=lambda d: (d["startTimeUnixNano"], d["traceId"], d["spanId"]),
             )
             docs = list({(d["traceId"], d["spanId"]): d for d in docs}.values())  # exporter retries
-            if not evaluators or not session_matches(docs, filters):
-                continue
-            frame = loading.from_documents(docs, f"session {session_id}")
-            frame.loc[frame["session_id"].isna(), "session_id"] = session_id
-            results = evaluate_spans(frame, evaluators, session=session_id, timeout=settings["timeout"])
+            if evaluators and session_matches(docs, filters):
+                kept.append((session_id, end, docs))
+        results = _evaluate(kept, evaluators, judges, settings["timeout"])
+        for session_id, end, docs in kept:
             service = service_name(docs)
-            for position, entry in enumerate(results):
+            for position, entry in enumerate(results.get(session_id, [])):
                 entry["passed"] = passed(entry)
                 entry["service"] = service
                 out["session_id"].append(session_id)
@@ -140,17 +150,58 @@ def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterat
         yield frame
 
 
+def _evaluate(sessions: list, evaluators: list, judges: SpanJudges | None, timeout: float) -> dict[str, list]:
+    """The result entries of each of ``sessions`` (``(id, end, documents)``), by session id.
+
+    All the sessions of a batch go through one ``evaluate_spans`` call, so that an LLM judge's calls for all of
+    them reach the judge pool together and run ``concurrency`` at a time (one session at a time would rarely
+    have more than one call in flight), and the code-based evaluators' worker processes serve the whole batch.
+    Each session's entries are those, and in the order, that evaluating it alone gives.
+    """
+    if not sessions:
+        return {}
+    from evalkit.spans.lambda_runner import evaluate_spans
+
+    frames = []
+    for session_id, _, docs in sessions:
+        frame = loading.from_documents(docs, f"session {session_id}")
+        frame.loc[frame["session_id"].isna(), "session_id"] = session_id  # spans that took their trace's
+        frames.append(frame)
+    spans = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    wanted = [session_id for session_id, _, _ in sessions]
+    by_session: dict[str, list] = {}
+    for entry in evaluate_spans(spans, evaluators, session=wanted, timeout=timeout, judges=judges):
+        by_session.setdefault(entry["context"]["spanContext"]["sessionId"], []).append(entry)
+    return by_session
+
+
 def _evaluators(settings: dict) -> list:
-    """The run's span evaluators, imported once per worker process."""
+    """The run's span evaluators, resolved once per worker process (``spans serve``'s resolution)."""
     token = settings["token"]
     if token not in _EVALUATORS:
-        from evalkit.spans.span_evaluator import load_span_evaluator
+        from evalkit.spans.evaluator_specs import resolve_span_evaluator
         from evalkit.spark.shipping import locate
 
         folder = locate(settings["custom"])
-        loaded = []
-        for spec in settings["evaluators"]:
-            name, _, level = spec.partition(":")
-            loaded.append(load_span_evaluator(name, folder, level=level or None))
-        _EVALUATORS[token] = loaded
+        _EVALUATORS[token] = [resolve_span_evaluator(spec, folder) for spec in settings["evaluators"]]
     return _EVALUATORS[token]
+
+
+def _judges(settings: dict) -> SpanJudges | None:
+    """The run's judge model, pool and cache, made once per worker process; None without LLM judges."""
+    if settings.get("judge") is None:
+        return None
+    token = settings["token"]
+    if token not in _JUDGES:
+        from evalkit.judges.cache import JudgeCache
+        from evalkit.judges.pool import JudgePool
+        from evalkit.spark.judge_keys import executor_cache, executor_model_config
+
+        cache = executor_cache(settings["cache"])
+        pool = JudgePool(
+            settings["concurrency"],
+            timeout=settings["judge_timeout"],
+            cache=JudgeCache() if cache is True else (cache or None),
+        )
+        _JUDGES[token] = SpanJudges(executor_model_config(settings["judge"]), pool=pool)
+    return _JUDGES[token]

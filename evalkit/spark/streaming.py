@@ -12,8 +12,15 @@ The query, step by step (the work of ``spans serve``, spread over a cluster):
 3. **Sessions.** Event time is the span's end time. Spans later than the watermark are dropped, duplicates
    (exporter retries) removed, and ``session_window`` with the session timeout as its gap closes a session
    once the watermark (the latest span end seen, minus ``watermark``) passes its last span plus the timeout.
-4. **Evaluation.** Each closed session that passes the filters is evaluated by the span evaluators (imported
-   once per Python worker) and gives AgentCore-style result entries.
+4. **Evaluation.** Each closed session that passes the filters is evaluated by the span evaluators of
+   ``spans serve``, up to 10, mixed: code-based ones (``custom-evaluators/<name>/<name>.py``, imported once per
+   Python worker), AgentCore's LLM-as-judge built-ins (``Builtin.<Name>[:LEVEL]``) and custom judges
+   (``custom-evaluators/<name>/<name>.json``), and gives the AgentCore-style result entries ``spans serve``
+   gives. The judges run in the executors: one ``SpanJudges`` (judge pool with its adaptive concurrency and
+   429 back-off, judge cache, HTTP client) per Python worker and query, at most ``concurrency`` calls in
+   flight per executor (so executors x concurrency for the cluster). The judge model's settings travel with
+   the query, its key only in the executors' environment (``judge_keys``): never in the plan, the checkpoint,
+   logs or results.
 5. **Sink.** ``results`` / ``metrics`` JSONL parts (or Parquet) per micro-batch, idempotent by batch id; with
    the checkpoint (offsets and the open sessions' state) a killed and restarted query neither loses nor
    repeats a session (``stream_sink``).
@@ -57,28 +64,41 @@ def start_stream(
     max_files_per_trigger: int | None = None,
     ship: bool = True,
     source_glob: str | None = None,
+    model_config: dict | None = None,
+    concurrency: int = 8,
+    cache: bool | str | os.PathLike = True,
+    judge_timeout: float = 120.0,
 ):
     """Start the streaming query; returns Spark's ``StreamingQuery`` (``awaitTermination()``, ``stop()``).
 
     ``source`` is a folder of span files, or ``kafka`` holds ``bootstrap_servers``, ``topic`` and optionally
     ``encoding`` (``otlp_proto``, the exporter's default, or ``otlp_json``) and ``options`` (extra reader
-    options, e.g. ``{"kafka.security.protocol": "SASL_SSL"}``). ``evaluators`` are span evaluator names
-    (``NAME`` or ``NAME:LEVEL``, at most 10) in ``custom_dir``, shipped to the executors (or, with
-    ``ship=False``, read there from ``custom_dir`` on shared storage). ``once`` processes what is there now and
-    stops (Trigger.AvailableNow); otherwise a micro-batch runs every ``trigger_interval``. The checkpoint
-    defaults to ``<sink>/_checkpoint``. ``source_glob`` (Spark's ``pathGlobFilter``) picks the files to read,
+    options, e.g. ``{"kafka.security.protocol": "SASL_SSL"}``). ``evaluators`` are the span evaluator specs
+    ``spans serve`` takes (at most 10): ``Builtin.<Name>[:LEVEL]``, or ``NAME[:LEVEL]`` for a code-based
+    (``NAME.py``) or LLM-as-judge (``NAME.json``) evaluator in ``custom_dir``, whose folders are shipped to the
+    executors (or, with ``ship=False``, read there from ``custom_dir`` on shared storage). ``once`` processes
+    what is there now and stops (Trigger.AvailableNow); otherwise a micro-batch runs every
+    ``trigger_interval``. The checkpoint defaults to ``<sink>/_checkpoint``. ``source_glob`` (Spark's ``pathGlobFilter``) picks the files to read,
     e.g. ``spans-*.json`` for the Collector's rotated files and not the one it is still appending to.
+
+    LLM judges need a judge model: ``model_config`` or the environment's (``OPENAI_BASE_URL`` /
+    ``OPENAI_MODEL`` / ``OPENAI_API_KEY``, ``AZURE_OPENAI_ENDPOINT`` / ...); none is an
+    ``EnvironmentConfigError`` before the query starts. ``concurrency`` is the most judge calls in flight per
+    executor (split among its task slots, each Python worker's share backing off on 429s on its own);
+    ``cache`` is the judge cache of each executor (True: a SQLite file on its local disk, False: none, or a
+    path every worker opens); ``judge_timeout`` bounds one judge call, retries included.
     """
     require_pyspark()
     from pyspark.sql import functions as F
 
+    from evalkit.spark.judge_keys import cache_setting, executor_key, without_key, worker_share
     from evalkit.spark.shipping import ship as ship_folder
     from evalkit.spark.stream_executor import RESULT_SCHEMA, SPAN_SCHEMA, evaluate_sessions, parse_lines
     from evalkit.spark.stream_sink import SessionSink
 
     evaluators = list(evaluators)
     folder = Path(custom_dir) if custom_dir is not None else Path.cwd() / "custom-evaluators"
-    names = _check(evaluators, folder, sampling, filters, output_format)
+    names, judge = _check(evaluators, folder, sampling, filters, output_format, model_config)
     gap, late = (
         parse_duration(session_timeout),
         parse_duration(watermark) if watermark not in (0, "0") else 0.0,
@@ -93,6 +113,10 @@ def start_stream(
         "sampling": float(sampling),
         "timeout": float(timeout),
         "encoding": encoding,
+        "judge": without_key(judge),
+        "cache": cache_setting(cache),
+        "concurrency": worker_share(spark, concurrency),
+        "judge_timeout": float(judge_timeout),
     }
     lines = _lines(spark, source, kafka, max_files_per_trigger, source_glob)
     spans = lines.mapInPandas(functools.partial(parse_lines, settings), SPAN_SCHEMA)
@@ -104,7 +128,8 @@ def start_stream(
         .agg(F.max("end_time").alias("session_end"), F.collect_list("document").alias("documents"))
         .select("session_id", "session_end", "documents")
     )
-    results = sessions.mapInPandas(functools.partial(evaluate_sessions, settings), RESULT_SCHEMA)
+    with executor_key(spark, (judge or {}).get("api_key")):
+        results = sessions.mapInPandas(functools.partial(evaluate_sessions, settings), RESULT_SCHEMA)
     sink = Path(sink)
     writer = (
         results.writeStream.foreachBatch(SessionSink(sink, output_format, namespace))
@@ -119,9 +144,15 @@ def start_stream(
     return writer.start()
 
 
-def _check(evaluators: list[str], folder: Path, sampling: float, filters, output_format: str) -> list[str]:
-    """Every configuration mistake before the query starts: evaluators load, filters parse, ranges hold."""
-    from evalkit.spans.span_evaluator import load_span_evaluator
+def _check(
+    evaluators: list[str], folder: Path, sampling: float, filters, output_format: str, model_config=None
+) -> tuple[list[str], dict | None]:
+    """Every configuration mistake before the query starts: evaluators resolve (as ``spans serve`` resolves
+    them, with its messages), filters parse, ranges hold, LLM judges have a judge model (as ``spans serve``:
+    ``EnvironmentConfigError``, exit 3). Returns the evaluators' names and the judge model (None without judges).
+    """
+    from evalkit.spans.evaluator_specs import resolve_span_evaluator
+    from evalkit.spans.judge_runner import SpanJudges, needs_judges
 
     if not evaluators:
         raise EvalkitError("spans stream needs at least one --evaluator")
@@ -135,14 +166,16 @@ def _check(evaluators: list[str], folder: Path, sampling: float, filters, output
         raise EvalkitError(f"output format {output_format!r}: use jsonl or parquet")
     for text in filters:
         Filter(text)
-    loaded = []
-    for spec in evaluators:
-        name, _, level = spec.partition(":")
-        loaded.append(load_span_evaluator(name, folder, level=level or None))
+    loaded = [resolve_span_evaluator(spec, folder) for spec in evaluators]
     keys = [(e.name, e.level) for e in loaded]
     if len(set(keys)) != len(keys):
         raise EvalkitError(f"an evaluator is named twice: {', '.join(evaluators)}")
-    return [e.name for e in loaded]
+    llm = needs_judges(loaded)
+    judge = None
+    if llm:  # the check spans serve makes, with its message; no cache is opened on the driver
+        judges = SpanJudges(model_config, cache=False, what=f"Span evaluator {llm[0]}")
+        judge = judges.model_config
+    return [e.name for e in loaded], judge
 
 
 def _lines(spark, source, kafka: dict | None, max_files: int | None, glob: str | None = None):

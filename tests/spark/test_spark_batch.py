@@ -250,7 +250,7 @@ def test_extra_evaluators_and_adhoc_callables_travel_to_the_executors(spark, mon
 
 
 def test_judge_concurrency_is_per_executor_shared_by_its_workers(spark):
-    from evalkit.spark.batch import executor_slots, worker_share
+    from evalkit.spark.judge_keys import executor_slots, worker_share
 
     assert executor_slots(spark) == 2  # local[2]: one executor, two Python workers
     assert [worker_share(spark, n) for n in (1, 2, 8, 9)] == [1, 1, 4, 4]
