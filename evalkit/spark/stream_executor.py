@@ -3,10 +3,11 @@
 Both steps use the functions ``spans serve`` uses, so a session gets the same verdicts online on one machine and
 on Spark: span documents are read by ``evalkit.spans.loading`` (OTLP JSON requests or flat span documents),
 sessions are sampled by ``evalkit.spans.online.sampled`` (the sha256 of the session id) and filtered by its
-``Filter`` / ``session_matches``, and evaluated by ``evaluate_spans`` with the evaluators of the run, which are
-resolved (code-based ones imported) once per worker process and query.
+``Filter`` / ``session_matches``, and evaluated by ``evaluate_groups`` (the calls of ``evaluate_spans``, on
+sessions read from their documents with ``payload.session_spans``, as the receiver reads them) with the
+evaluators of the run, which are resolved (code-based ones imported) once per worker process and query.
 
-The closed sessions of an Arrow batch are evaluated together, by one ``evaluate_spans`` call, so that a
+The closed sessions of an Arrow batch are evaluated together, by one ``evaluate_groups`` call, so that a
 judge's calls for all of them are in the judge pool at once; each session still gets the entries it would get
 alone. LLM-as-judge evaluators (``Builtin.<Name>``, ``<name>.json``) are judged through one ``SpanJudges``
 per worker process and query, kept from batch to batch like the evaluators: its judge pool carries its adaptive
@@ -38,6 +39,7 @@ RESULT_SCHEMA = (
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
 _EVALUATORS: dict[str, list] = {}
+_WORKERS = None
 _JUDGES: dict[str, SpanJudges] = {}
 
 
@@ -153,26 +155,34 @@ def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterat
 def _evaluate(sessions: list, evaluators: list, judges: SpanJudges | None, timeout: float) -> dict[str, list]:
     """The result entries of each of ``sessions`` (``(id, end, documents)``), by session id.
 
-    All the sessions of a batch go through one ``evaluate_spans`` call, so that an LLM judge's calls for all of
-    them reach the judge pool together and run ``concurrency`` at a time (one session at a time would rarely
-    have more than one call in flight), and the code-based evaluators' worker processes serve the whole batch.
+    All the sessions of a batch go through one ``evaluate_groups`` call (each session read from its documents
+    with ``payload.session_spans``, as ``spans serve`` reads it: no span frame), so that an LLM judge's calls
+    for all of them reach the judge pool together and run ``concurrency`` at a time (one session at a time
+    would rarely have more than one call in flight), and the code-based evaluators' worker processes (kept for
+    the Python worker's life) serve every batch.
     Each session's entries are those, and in the order, that evaluating it alone gives.
     """
     if not sessions:
         return {}
-    from evalkit.spans.lambda_runner import evaluate_spans
+    from evalkit.spans.lambda_runner import evaluate_groups
+    from evalkit.spans.payload import session_spans
 
-    frames = []
-    for session_id, _, docs in sessions:
-        frame = loading.from_documents(docs, f"session {session_id}")
-        frame.loc[frame["session_id"].isna(), "session_id"] = session_id  # spans that took their trace's
-        frames.append(frame)
-    spans = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    wanted = [session_id for session_id, _, _ in sessions]
+    groups = [session_spans(session_id, docs) for session_id, _, docs in sessions]
     by_session: dict[str, list] = {}
-    for entry in evaluate_spans(spans, evaluators, session=wanted, timeout=timeout, judges=judges):
+    for entry in evaluate_groups(groups, evaluators, timeout=timeout, judges=judges, workers=_workers()):
         by_session.setdefault(entry["context"]["spanContext"]["sessionId"], []).append(entry)
     return by_session
+
+
+def _workers():
+    """The code-based evaluators' worker processes of this Python worker, kept from batch to batch (they end
+    with it)."""
+    global _WORKERS
+    if _WORKERS is None:
+        from evalkit.spans.evaluator_workers import EvaluatorWorkers
+
+        _WORKERS = EvaluatorWorkers()
+    return _WORKERS
 
 
 def _evaluators(settings: dict) -> list:
