@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evalkit.spans.online import serve  # noqa: E402
+from evalkit.spans.online.server import serve  # noqa: E402
 
 EVALUATOR = """EVALUATION_LEVEL = "SESSION"
 
@@ -149,7 +149,7 @@ def _decode(batch: int) -> None:
     from google.protobuf.json_format import MessageToDict
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-    from evalkit.spans.otlp_protobuf import message_dict
+    from evalkit.spans.reading.otlp_protobuf import message_dict
 
     message = ExportTraceServiceRequest()
     message.ParseFromString(_body(1, batch, "protobuf"))
@@ -160,10 +160,10 @@ def _decode(batch: int) -> None:
 
 
 def _evaluation(folder: Path, sessions: int = 1000) -> None:
-    from evalkit.spans.evaluator_workers import EvaluatorWorkers
-    from evalkit.spans.intake import ingest_request
-    from evalkit.spans.session_evaluation import evaluate_session, load_evaluator
-    from evalkit.spans.store import Store
+    from evalkit.spans.lambdas.evaluator_workers import EvaluatorWorkers
+    from evalkit.spans.online.intake import ingest_request
+    from evalkit.spans.online.session_evaluation import evaluate_session, load_evaluator
+    from evalkit.spans.online.store import Store
 
     store = Store(folder / "store3")
     for n in range(1, sessions * 10 + 1, 100):

@@ -41,7 +41,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["EVALKIT_CACHE_DIR"] = tmp
         from evalkit.spans import evaluate_spans, load
-        from evalkit.spans.judge_runner import SpanJudges
+        from evalkit.spans.llm_judges.judge_runner import SpanJudges
         from evalkit.testing import ModelServer
 
         spans = Path(tmp) / "spans.jsonl"

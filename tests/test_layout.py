@@ -32,6 +32,8 @@ LAYERS = [
     "__main__",
     "__init__",
 ]
+#: Layers inside ``evalkit.spans``, bottom up (its ``__init__`` re-exports lazily and is above them all).
+SPANS_LAYERS = ["reading", "lambdas", "llm_judges", "evaluator_specs", "evaluation", "online"]
 MAX_LINES = 500
 MAX_ROOT_ENTRIES = 15  # 14 + spark (issue 13)
 
@@ -94,6 +96,32 @@ def test_imports_point_down_the_layers():
         if target != "evalkit" and _layer(target) > _layer(module)
     )
     assert upward == []
+
+
+def _spans_layer(module: str) -> int:
+    return SPANS_LAYERS.index(module.split(".")[2])
+
+
+def test_every_spans_module_has_a_layer():
+    inner = {m.split(".")[2] for m in MODULES if m.startswith("evalkit.spans.")}
+    assert inner <= set(SPANS_LAYERS), f"add {sorted(inner - set(SPANS_LAYERS))} to SPANS_LAYERS"
+
+
+def test_spans_subpackages_import_downwards_only():
+    upward = sorted(
+        f"{module} imports {target}"
+        for module, targets in GRAPH.items()
+        if module.startswith("evalkit.spans.")
+        for target in targets
+        if target.startswith("evalkit.spans.") and _spans_layer(target) > _spans_layer(module)
+    )
+    assert upward == []
+
+
+def test_spans_subpackages_say_what_they_hold():
+    for init in (PACKAGE / "spans").glob("*/__init__.py"):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+        assert doc and "may import" in doc.lower(), f"{init} needs a docstring saying what it may import"
 
 
 def test_no_import_cycles():

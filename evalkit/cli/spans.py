@@ -9,7 +9,7 @@ are free-form strings, so the numeric value is the only comparable verdict, and 
 contract violations) count against the gate rather than being left out of it.
 
 ``evalkit spans package NAME --out NAME.zip`` builds the AWS Lambda deployment zip of one span evaluator
-(``evalkit.spans.packaging``) and prints what went in and the handler name.
+(``evalkit.spans.lambdas.packaging``) and prints what went in and the handler name.
 """
 
 from __future__ import annotations
@@ -120,9 +120,9 @@ def _seconds(text: str) -> float:
 
 def main(args) -> int:
     from evalkit.spans import evaluate_spans, load, passing, results_frame, sessions
+    from evalkit.spans.evaluation import check_evaluator_count
     from evalkit.spans.evaluator_specs import resolve_span_evaluator
-    from evalkit.spans.judge_runner import SpanJudges, needs_judges
-    from evalkit.spans.lambda_runner import check_evaluator_count
+    from evalkit.spans.llm_judges.judge_runner import SpanJudges, needs_judges
 
     started = time.perf_counter()
     check_evaluator_count(len(args.evaluator))
@@ -261,7 +261,7 @@ def _register_package(commands) -> None:
 
 
 def package_main(args) -> int:
-    from evalkit.spans.packaging import build_package
+    from evalkit.spans.lambdas.packaging import build_package
 
     package = build_package(args.name, args.out, args.custom_dir)
     files = f"{len(package.entries)} file{'s' if len(package.entries) != 1 else ''}"

@@ -4,7 +4,7 @@
 ``--tls-cert``/``--tls-key``; ``--token`` off loopback needs TLS or ``--insecure``) that stores spans
 in ``--store DIR`` and scores a sample of the sessions that went quiet for ``--session-timeout`` with up to 10
 Lambda-style evaluators, writing ``DIR/results.jsonl`` and ``DIR/metrics.jsonl`` (see
-``evalkit.spans.online``). ``status`` summarises a store: sessions per state and pass rates per evaluator.
+``evalkit.spans.online.server``). ``status`` summarises a store: sessions per state and pass rates per evaluator.
 
 Both are added to the ``spans`` command group by ``register(commands)``, where ``commands`` is that group's
 subparsers object.
@@ -130,8 +130,8 @@ def parse_percentage(text: str) -> float:
 
 
 def serve_main(args) -> int:
-    from evalkit.spans.online import serve
-    from evalkit.spans.session_tracking import check_sampling, check_session_timeout, parse_duration
+    from evalkit.spans.online.server import serve
+    from evalkit.spans.online.session_tracking import check_sampling, check_session_timeout, parse_duration
 
     # AgentCore's ranges, checked before anything is loaded or bound (exit 2, naming the range)
     check_sampling(args.sampling, "--sampling")
@@ -178,7 +178,7 @@ def serve_main(args) -> int:
 
 
 def status_main(args) -> int:
-    from evalkit.spans.online_views import status
+    from evalkit.spans.online.views import status
 
     info = status(args.store)
     counts = info["counts"]

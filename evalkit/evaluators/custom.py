@@ -327,7 +327,7 @@ def load_custom(name: str, folder: Path, where: str = "", import_timeout: float 
     module_path = home / f"{name}.py"
     if not module_path.is_file() and (home / f"{name}.json").is_file():
         # An LLM-as-judge span evaluator (AgentCore's CreateEvaluator configuration as a file).
-        from evalkit.spans.custom_llm_judges import load_llm_judge
+        from evalkit.spans.llm_judges.custom_llm_judges import load_llm_judge
 
         log.debug("custom evaluator %r: %s (LLM-as-judge span evaluator)", name, home / f"{name}.json")
         return SpanDocumentEvaluator(load_llm_judge(name, home / f"{name}.json"))

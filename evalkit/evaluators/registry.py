@@ -86,7 +86,7 @@ def _resolve_one(name: str, where: str, folder: Path, import_timeout: float | No
     if name.startswith(SPAN_BUILTIN_PREFIX):
         # AgentCore's LLM-as-judge built-ins, judged on the row's captured spans. Lazy: the span runtime costs
         # ~0.1 s of imports, paid only when a document names one.
-        from evalkit.spans.llm_evaluator import builtin_evaluator
+        from evalkit.spans.llm_judges.llm_evaluator import builtin_evaluator
 
         log.debug("evaluator %r (%s): AgentCore built-in span judge", name, where)
         return SpanDocumentEvaluator(builtin_evaluator(name))

@@ -50,13 +50,13 @@ class SpanDocumentEvaluator:
     def _judges(self):
         if not self.is_llm:
             return None
-        from evalkit.spans.judge_runner import SpanJudges
+        from evalkit.spans.llm_judges.judge_runner import SpanJudges
 
         return SpanJudges(self.model_config, pool=self.pool)
 
     def score(self, rows, configs: list[dict]):
         from evalkit.spans import evaluate_spans
-        from evalkit.spans.loading import from_documents
+        from evalkit.spans.reading.loading import from_documents
 
         n = len(rows)
         scores = np.full(n, np.nan)

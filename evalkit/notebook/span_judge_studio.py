@@ -2,7 +2,7 @@
 
 The span counterpart of the ``.prompty`` studio: a custom LLM-as-judge span evaluator is one file,
 ``custom-evaluators/<name>/<name>.json`` (AgentCore's ``CreateEvaluator`` configuration: level,
-instructions with placeholders, rating scale, model parameters; see ``evalkit.spans.custom_llm_judges``).
+instructions with placeholders, rating scale, model parameters; see ``evalkit.spans.llm_judges.custom_llm_judges``).
 
     studio = JudgeStudio("market_answer_quality", spans="data/agentcore_spans.jsonl")   # a SpanJudgeStudio
     studio.instructions = studio.instructions + "\\nPenalise any figure the tools did not return."
@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING
 from evalkit.documents.atomic import atomic_write
 from evalkit.errors import EvalkitError
 from evalkit.spans import evaluate_spans, load, results_frame
-from evalkit.spans.conversation import PLACEHOLDERS
-from evalkit.spans.custom_llm_judges import llm_judge_from_config
-from evalkit.spans.judge_runner import SpanJudges
-from evalkit.spans.llm_evaluator import builtin_evaluator
-from evalkit.spans.payload import session_groups
+from evalkit.spans.lambdas.payload import session_groups
+from evalkit.spans.llm_judges.conversation import PLACEHOLDERS
+from evalkit.spans.llm_judges.custom_llm_judges import llm_judge_from_config
+from evalkit.spans.llm_judges.judge_runner import SpanJudges
+from evalkit.spans.llm_judges.llm_evaluator import builtin_evaluator
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -199,7 +199,7 @@ class SpanJudgeStudio:
 
     def preview(self, index: int = 0) -> list[dict]:
         """The judge's chat messages for target ``index`` of the spans (sessions, traces or tool calls)."""
-        from evalkit.spans.conversation import conversation, placeholders
+        from evalkit.spans.llm_judges.conversation import conversation, placeholders
 
         evaluator = self.evaluator()
         targets = [

@@ -8,28 +8,26 @@
 
 A span evaluator is a plain AWS Lambda handler; `evalkit spans package NAME` zips it for AWS Lambda.
 
-Modules, as the data flows:
+Subpackages, as the data flows (each ``__init__`` says what it holds and what it may import):
 
-- spans in: ``loading`` (``load``: span files, problems per line) reads OTLP JSON with ``otlp_json`` and
-  CloudWatch flat documents with ``span_document`` (the canonical span document both become);
-  ``span_frame`` builds the frame, its derived columns and ``sessions``.
-- offline evaluation: ``span_evaluator`` (``load_span_evaluator``, levels), ``payload`` (the AgentCore
-  payload per session, trace or tool call, 6 MB truncation), ``invocation`` (the call, its timeout and the
-  response contract), ``evaluator_workers`` (each code-based evaluator in a worker process: a hang is killed,
-  a crash costs one result), ``results`` (result entries, ``results_frame``, ``passing``), ``lambda_runner``
-  (``evaluate_spans``, which puts them together).
-- LLM-as-judge span evaluators (AgentCore's ``Builtin.<Name>`` and custom ``<name>.json``): ``message_forms``
-  (prompts, answers, tool calls and tool definitions in every span form) and ``conversation`` (turns and the
-  placeholders ``context``, ``assistant_turn``, ``tool_turn``, ``available_tools``); ``builtin_judges`` (the
-  thirteen built-ins as data), ``llm_evaluator`` (``LLMSpanEvaluator``: checking a configuration, the prompt,
-  reading the answer), ``judge_runner`` (``SpanJudges``: model, pool, cache; ``evaluate_llm``) and
-  ``evaluator_specs`` (a name on the command line to an evaluator of the right kind).
-- online evaluation (``evalkit spans serve``): ``online`` (``serve``: the server and its loop) with
-  ``intake`` (decoding ``POST /v1/traces``; ``otlp_protobuf`` for protobuf bodies), ``receiver`` (the aiohttp
-  server: keep-alive, idle timeout, TLS), ``store`` (SQLite, group commit), ``store_lock`` (one receiver per
-  store), ``session_tracking`` (timeouts, sampling,
-  filters), ``session_evaluation`` and ``exports`` (results.jsonl, metrics.jsonl, alarms); ``online_views``
-  reads a store back (``online_frame``, ``pass_rate_over_time``, ``status``).
+- ``reading``: telemetry in. ``loading`` (``load``: span files of every shape, problems per line),
+  ``span_document`` (the canonical span document), ``otlp_json`` / ``otlp_protobuf``, ``span_frame`` (the
+  frame, its derived columns, ``sessions``), ``message_forms`` (prompts, answers, tool calls in every form).
+- ``lambdas``: code-based evaluators as Lambda runs them. ``span_evaluator`` (``load_span_evaluator``,
+  levels), ``payload`` (the AgentCore event, 6 MB truncation), ``invocation`` (the call, its deadline, the
+  response contract), ``evaluator_workers`` (a worker process per evaluator: a hang is killed, a crash costs
+  one result), ``results`` (result entries, ``results_frame``, ``passing``), ``packaging`` (the zip).
+- ``llm_judges``: AgentCore's ``Builtin.<Name>`` and custom ``<name>.json`` judges. ``builtin_judges``,
+  ``llm_evaluator``, ``custom_llm_judges``, ``conversation`` (turns and placeholders), ``judge_runner``
+  (``SpanJudges``).
+- ``evaluator_specs`` (a name on the command line to an evaluator of the right kind) and ``evaluation``
+  (``evaluate_spans``: both kinds over sessions), on top of those three.
+- ``online``: ``evalkit spans serve``. ``server`` (``serve``), ``intake``, ``receiver``, ``store``,
+  ``store_lock``, ``session_tracking``, ``session_evaluation``, ``exports``, ``views`` (``online_frame``,
+  ``pass_rate_over_time``, ``status``).
+
+Layers inside, bottom up: ``reading`` < ``lambdas`` < ``llm_judges`` < ``evaluator_specs`` / ``evaluation``
+< ``online`` (``tests/test_layout.py`` holds them).
 
 Nothing here imports pandas or plotly until it is used.
 
@@ -44,23 +42,23 @@ from typing import TYPE_CHECKING
 #: The public names and the module of each, imported on first use (PEP 562): a worker process that imports
 #: only ``evaluator_workers`` (and the modules it needs) starts without the rest of the package.
 _API = {
-    "COLUMNS": "evalkit.spans.span_frame",
-    "DEFAULT_TIMEOUT": "evalkit.spans.invocation",
-    "LEVELS": "evalkit.spans.span_evaluator",
-    "LLMSpanEvaluator": "evalkit.spans.llm_evaluator",
-    "PAYLOAD_LIMIT": "evalkit.spans.payload",
-    "SpanEvaluator": "evalkit.spans.span_evaluator",
-    "SpanJudges": "evalkit.spans.judge_runner",
-    "evaluate_spans": "evalkit.spans.lambda_runner",
-    "load": "evalkit.spans.loading",
-    "load_span_evaluator": "evalkit.spans.span_evaluator",
-    "online_frame": "evalkit.spans.online_views",
-    "pass_rate_over_time": "evalkit.spans.online_views",
-    "passing": "evalkit.spans.results",
-    "read_response": "evalkit.spans.invocation",
-    "results_frame": "evalkit.spans.results",
-    "serve": "evalkit.spans.online",
-    "sessions": "evalkit.spans.span_frame",
+    "COLUMNS": "evalkit.spans.reading.span_frame",
+    "DEFAULT_TIMEOUT": "evalkit.spans.lambdas.invocation",
+    "LEVELS": "evalkit.spans.lambdas.span_evaluator",
+    "LLMSpanEvaluator": "evalkit.spans.llm_judges.llm_evaluator",
+    "PAYLOAD_LIMIT": "evalkit.spans.lambdas.payload",
+    "SpanEvaluator": "evalkit.spans.lambdas.span_evaluator",
+    "SpanJudges": "evalkit.spans.llm_judges.judge_runner",
+    "evaluate_spans": "evalkit.spans.evaluation",
+    "load": "evalkit.spans.reading.loading",
+    "load_span_evaluator": "evalkit.spans.lambdas.span_evaluator",
+    "online_frame": "evalkit.spans.online.views",
+    "pass_rate_over_time": "evalkit.spans.online.views",
+    "passing": "evalkit.spans.lambdas.results",
+    "read_response": "evalkit.spans.lambdas.invocation",
+    "results_frame": "evalkit.spans.lambdas.results",
+    "serve": "evalkit.spans.online.server",
+    "sessions": "evalkit.spans.reading.span_frame",
 }
 
 __all__ = [
@@ -84,17 +82,17 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from evalkit.spans.invocation import DEFAULT_TIMEOUT, read_response
-    from evalkit.spans.judge_runner import SpanJudges
-    from evalkit.spans.lambda_runner import evaluate_spans
-    from evalkit.spans.llm_evaluator import LLMSpanEvaluator
-    from evalkit.spans.loading import load
-    from evalkit.spans.online import serve
-    from evalkit.spans.online_views import online_frame, pass_rate_over_time
-    from evalkit.spans.payload import PAYLOAD_LIMIT
-    from evalkit.spans.results import passing, results_frame
-    from evalkit.spans.span_evaluator import LEVELS, SpanEvaluator, load_span_evaluator
-    from evalkit.spans.span_frame import COLUMNS, sessions
+    from evalkit.spans.evaluation import evaluate_spans
+    from evalkit.spans.lambdas.invocation import DEFAULT_TIMEOUT, read_response
+    from evalkit.spans.lambdas.payload import PAYLOAD_LIMIT
+    from evalkit.spans.lambdas.results import passing, results_frame
+    from evalkit.spans.lambdas.span_evaluator import LEVELS, SpanEvaluator, load_span_evaluator
+    from evalkit.spans.llm_judges.judge_runner import SpanJudges
+    from evalkit.spans.llm_judges.llm_evaluator import LLMSpanEvaluator
+    from evalkit.spans.online.server import serve
+    from evalkit.spans.online.views import online_frame, pass_rate_over_time
+    from evalkit.spans.reading.loading import load
+    from evalkit.spans.reading.span_frame import COLUMNS, sessions
 
 
 def __getattr__(name: str):

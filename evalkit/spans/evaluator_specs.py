@@ -13,9 +13,9 @@ import os
 from pathlib import Path
 
 from evalkit.errors import EvaluatorConfigError
-from evalkit.spans.custom_llm_judges import load_llm_judge
-from evalkit.spans.llm_evaluator import LLMSpanEvaluator, builtin_evaluator
-from evalkit.spans.span_evaluator import SpanEvaluator, load_span_evaluator
+from evalkit.spans.lambdas.span_evaluator import SpanEvaluator, load_span_evaluator
+from evalkit.spans.llm_judges.custom_llm_judges import load_llm_judge
+from evalkit.spans.llm_judges.llm_evaluator import LLMSpanEvaluator, builtin_evaluator
 
 BUILTIN_PREFIX = "Builtin."
 

@@ -1,8 +1,8 @@
 """What ``spans stream`` runs in the Python workers: OTLP lines into span rows, closed sessions into results.
 
 Both steps use the functions ``spans serve`` uses, so a session gets the same verdicts online on one machine and
-on Spark: span documents are read by ``evalkit.spans.loading`` (OTLP JSON requests or flat span documents),
-sessions are sampled by ``evalkit.spans.online.sampled`` (the sha256 of the session id) and filtered by its
+on Spark: span documents are read by ``evalkit.spans.reading.loading`` (OTLP JSON requests or flat span documents),
+sessions are sampled by ``evalkit.spans.online.server.sampled`` (the sha256 of the session id) and filtered by its
 ``Filter`` / ``session_matches``, and evaluated by ``evaluate_groups`` (the calls of ``evaluate_spans``, on
 sessions read from their documents with ``payload.session_spans``, as the receiver reads them) with the
 evaluators of the run, which are resolved (code-based ones imported) once per worker process and query.
@@ -24,11 +24,11 @@ from collections.abc import Iterator
 
 import pandas as pd
 
-from evalkit.spans import loading
-from evalkit.spans.judge_runner import SpanJudges
-from evalkit.spans.session_evaluation import passed, service_name
-from evalkit.spans.session_tracking import Filter, sampled, session_matches
-from evalkit.spans.span_frame import session_id_of
+from evalkit.spans.llm_judges.judge_runner import SpanJudges
+from evalkit.spans.online.session_evaluation import passed, service_name
+from evalkit.spans.online.session_tracking import Filter, sampled, session_matches
+from evalkit.spans.reading import loading
+from evalkit.spans.reading.span_frame import session_id_of
 
 #: Columns of the parsed span rows.
 SPAN_SCHEMA = "session_id string, trace_id string, span_id string, end_time timestamp, document string"
@@ -80,7 +80,7 @@ def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.
 def _spans(text, encoding: str = "lines") -> list[tuple[str | None, dict]]:
     """The span documents of one line or Kafka message, with their session ids (None when unknown)."""
     if encoding == "otlp_proto":
-        from evalkit.spans.intake import BadRequest, protobuf_dict
+        from evalkit.spans.online.intake import BadRequest, protobuf_dict
 
         try:
             value = protobuf_dict(bytes(text or b""))
@@ -164,8 +164,8 @@ def _evaluate(sessions: list, evaluators: list, judges: SpanJudges | None, timeo
     """
     if not sessions:
         return {}
-    from evalkit.spans.lambda_runner import evaluate_groups
-    from evalkit.spans.payload import session_spans
+    from evalkit.spans.evaluation import evaluate_groups
+    from evalkit.spans.lambdas.payload import session_spans
 
     groups = [session_spans(session_id, docs) for session_id, _, docs in sessions]
     by_session: dict[str, list] = {}
@@ -179,7 +179,7 @@ def _workers():
     with it)."""
     global _WORKERS
     if _WORKERS is None:
-        from evalkit.spans.evaluator_workers import EvaluatorWorkers
+        from evalkit.spans.lambdas.evaluator_workers import EvaluatorWorkers
 
         _WORKERS = EvaluatorWorkers()
     return _WORKERS

@@ -21,8 +21,8 @@ import re
 from pathlib import Path
 
 from evalkit.documents.atomic import atomic_write
-from evalkit.spans.exports import NAMESPACE, metric_record, result_event
-from evalkit.spans.exports import last_sequence as last_export_sequence
+from evalkit.spans.online.exports import NAMESPACE, metric_record, result_event
+from evalkit.spans.online.exports import last_sequence as last_export_sequence
 
 _PART = re.compile(r"part-(\d+)\.jsonl$")
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode

@@ -6,7 +6,7 @@ The query, step by step (the work of ``spans serve``, spread over a cluster):
    them (one ``ExportTraceServiceRequest`` per line; flat span documents per line work too), read by Spark's
    file source, which picks up each new file once; or a Kafka topic fed by the Collector's ``kafka`` exporter
    (``encoding: otlp_json`` or the default ``otlp_proto``; needs Spark's Kafka connector).
-2. **Spans.** Each line is read into span documents by ``evalkit.spans.loading``; spans are keyed by their
+2. **Spans.** Each line is read into span documents by ``evalkit.spans.reading.loading``; spans are keyed by their
    ``session.id`` and dropped unless the session is in the ``sampling`` percentage (the same sha256 split as
    ``spans serve``, so both decide alike for a session).
 3. **Sessions.** Event time is the span's end time. Spans later than the watermark are dropped, duplicates
@@ -34,9 +34,9 @@ import uuid
 from pathlib import Path
 
 from evalkit.errors import EnvironmentConfigError, EvalkitError
-from evalkit.spans.exports import NAMESPACE
-from evalkit.spans.lambda_runner import MAX_EVALUATORS
-from evalkit.spans.session_tracking import Filter, parse_duration
+from evalkit.spans.evaluation import MAX_EVALUATORS
+from evalkit.spans.online.exports import NAMESPACE
+from evalkit.spans.online.session_tracking import Filter, parse_duration
 from evalkit.spark.requirements import require_pyspark
 
 KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.13:{version}"
@@ -152,7 +152,7 @@ def _check(
     ``EnvironmentConfigError``, exit 3). Returns the evaluators' names and the judge model (None without judges).
     """
     from evalkit.spans.evaluator_specs import resolve_span_evaluator
-    from evalkit.spans.judge_runner import SpanJudges, needs_judges
+    from evalkit.spans.llm_judges.judge_runner import SpanJudges, needs_judges
 
     if not evaluators:
         raise EvalkitError("spans stream needs at least one --evaluator")

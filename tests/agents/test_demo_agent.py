@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from evalkit.spans.packaging import shared_modules_importable
+from evalkit.spans.lambdas.packaging import shared_modules_importable
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT_FILE = REPO / "data" / "demo_agent" / "agent.py"

@@ -117,7 +117,7 @@ def test_receiver_answers_deeply_nested_json_with_400_not_503(tmp_path):
     """503 tells an exporter to retry forever; a body that can never be read is a 400."""
     import http.client
 
-    from evalkit.spans.online import serve
+    from evalkit.spans.online.server import serve
 
     root = tmp_path / "custom-evaluators" / "check"
     root.mkdir(parents=True)
@@ -211,7 +211,7 @@ def test_spans_eval_reports_a_span_line_with_duplicate_keys(tmp_path):
 
 
 def test_receiver_refuses_duplicate_keys_and_lone_surrogates_with_400():
-    from evalkit.spans.intake import BadRequest, decode_request
+    from evalkit.spans.online.intake import BadRequest, decode_request
 
     for body, message in (
         (b'{"resourceSpans": [], "resourceSpans": []}', "duplicate key 'resourceSpans'"),
@@ -323,7 +323,7 @@ def _corrupt_stores(tmp_path) -> dict[str, Path]:
     import random
     import sqlite3
 
-    from evalkit.spans.store import Store
+    from evalkit.spans.online.store import Store
 
     stores = {}
     noise = tmp_path / "noise"

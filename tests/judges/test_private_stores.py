@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from evalkit.judges.cache import JudgeCache, cache_key
-from evalkit.spans.store import Store
+from evalkit.spans.online.store import Store
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
 

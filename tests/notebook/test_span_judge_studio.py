@@ -11,7 +11,7 @@ from evalkit.errors import EvalkitError
 from evalkit.notebook import JudgeStudio
 from evalkit.notebook.span_judge_studio import SpanJudgeStudio
 from evalkit.spans import evaluate_spans
-from evalkit.spans.judge_runner import SpanJudges
+from evalkit.spans.llm_judges.judge_runner import SpanJudges
 from evalkit.testing import Reply
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 
 from evalkit import spans
-from evalkit.spans.builtin_judges import BUILTINS
-from evalkit.spans.judge_runner import SpanJudges
+from evalkit.spans.llm_judges.builtin_judges import BUILTINS
+from evalkit.spans.llm_judges.judge_runner import SpanJudges
 from evalkit.testing import Reply
 from tests.spans.conftest import KEY
 from tests.spans.test_spans import run_cli

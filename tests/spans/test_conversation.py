@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from evalkit.spans import message_forms as forms
-from evalkit.spans.conversation import NO_TOOLS, conversation, placeholders
+from evalkit.spans.llm_judges.conversation import NO_TOOLS, conversation, placeholders
+from evalkit.spans.reading import message_forms as forms
 
 T1, T2 = "a" * 32, "b" * 32
 

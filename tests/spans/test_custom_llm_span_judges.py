@@ -11,7 +11,7 @@ import pytest
 from evalkit import spans
 from evalkit.errors import EvaluatorConfigError
 from evalkit.spans.evaluator_specs import resolve_span_evaluator
-from evalkit.spans.judge_runner import SpanJudges
+from evalkit.spans.llm_judges.judge_runner import SpanJudges
 from evalkit.testing import Reply
 from tests.spans.test_builtin_span_judges import DATA, SESSIONS, TRACES
 from tests.spans.test_spans import run_cli, write_evaluator

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from evalkit import spans
-from evalkit.spans.online import serve
+from evalkit.spans.online.server import serve
 
 MARKET = Path(__file__).resolve().parents[1] / "data" / "spans" / "market.jsonl"
 

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from evalkit.errors import EvalkitError
-from evalkit.spans.online import serve
-from evalkit.spans.online_views import online_frame, pass_rate_over_time, status
-from evalkit.spans.session_tracking import Filter, parse_duration, sampled
+from evalkit.spans.online.server import serve
+from evalkit.spans.online.session_tracking import Filter, parse_duration, sampled
+from evalkit.spans.online.views import online_frame, pass_rate_over_time, status
 
 CHECK = """EVALUATION_LEVEL = "SESSION"
 
@@ -336,7 +336,7 @@ def test_exports_resume_after_a_torn_line_without_repeats(server_factory, tmp_pa
 
 RECEIVER = """
 import sys, time
-from evalkit.spans.online import serve
+from evalkit.spans.online.server import serve
 server = serve(sys.argv[1], evaluators=["slow"], custom_dir=sys.argv[2], port=0, session_timeout=0.2,
                poll_interval=0.02).start()
 print(server.port, flush=True)

@@ -9,7 +9,7 @@ import pytest
 
 from evalkit.errors import EnvironmentConfigError
 from evalkit.spans import serve
-from evalkit.spans.online import OnlineEvaluation
+from evalkit.spans.online.server import OnlineEvaluation
 from tests.spans.test_builtin_span_judges import DATA, SESSIONS, TOOL_CALLS, TRACES
 from tests.spans.test_online import _lines, _post, _states, _wait
 from tests.spans.test_spans import to_otlp, write_evaluator

@@ -14,8 +14,8 @@ import pytest
 
 from evalkit.cli import build_parser, main
 from evalkit.errors import EvalkitError
-from evalkit.spans.online import serve
-from evalkit.spans.session_tracking import check_sampling, check_session_timeout
+from evalkit.spans.online.server import serve
+from evalkit.spans.online.session_tracking import check_sampling, check_session_timeout
 
 CHECK = """EVALUATION_LEVEL = "SESSION"
 

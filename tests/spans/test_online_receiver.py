@@ -22,7 +22,7 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.errors import EvalkitError
-from evalkit.spans.online import serve
+from evalkit.spans.online.server import serve
 
 
 def _request(session: str, span: int) -> bytes:

@@ -3,9 +3,9 @@ that does not wait for the disk while span commits still do."""
 
 from __future__ import annotations
 
-from evalkit.spans.loading import from_documents
-from evalkit.spans.payload import session_groups, session_spans
-from evalkit.spans.store import Store
+from evalkit.spans.lambdas.payload import session_groups, session_spans
+from evalkit.spans.online.store import Store
+from evalkit.spans.reading.loading import from_documents
 
 
 def _doc(trace: int, span: int, start: int, name: str = "chat", session: str | None = "s-1", **attrs) -> dict:

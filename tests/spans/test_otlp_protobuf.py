@@ -8,8 +8,8 @@ import json
 from google.protobuf.json_format import MessageToDict, ParseDict
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from evalkit.spans.intake import decode_request
-from evalkit.spans.otlp_protobuf import message_dict
+from evalkit.spans.online.intake import decode_request
+from evalkit.spans.reading.otlp_protobuf import message_dict
 
 
 def _value(**kind) -> dict:

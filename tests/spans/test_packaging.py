@@ -20,7 +20,7 @@ import pytest
 
 from evalkit import spans
 from evalkit.errors import EvalkitError
-from evalkit.spans.packaging import build_package, plan_package, span_evaluator_names
+from evalkit.spans.lambdas.packaging import build_package, plan_package, span_evaluator_names
 
 REPO = Path(__file__).resolve().parents[2]
 CUSTOM = REPO / "custom-evaluators"

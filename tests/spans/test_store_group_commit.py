@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from evalkit.spans.store import Store
+from evalkit.spans.online.store import Store
 
 
 def _docs(first: int, count: int) -> list[dict]:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from evalkit.agents.span_capture import write_spans_jsonl
 from evalkit.documents import redaction
-from evalkit.spans.store import Store
+from evalkit.spans.online.store import Store
 
 KEY = "configured-agent-key-5b7e21"
 
@@ -59,7 +59,7 @@ def test_spans_jsonl_is_written_redacted(tmp_path):
 
 
 def test_the_receiver_token_and_webhook_credentials_are_never_logged(tmp_path, monkeypatch, caplog):
-    from evalkit.spans.online import serve
+    from evalkit.spans.online.server import serve
 
     monkeypatch.setattr(redaction, "_registered", set())
     serve(

@@ -15,7 +15,7 @@ import pytest
 from conftest import REPO
 
 from evalkit.cli import main as cli
-from evalkit.spans.session_tracking import sampled
+from evalkit.spans.online.session_tracking import sampled
 from evalkit.spark.stream_executor import _spans
 from evalkit.spark.stream_sink import read_parts
 

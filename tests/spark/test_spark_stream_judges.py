@@ -16,12 +16,12 @@ import pytest
 
 from evalkit.cli import main as cli
 from evalkit.errors import EvalkitError
-from evalkit.spans.exports import result_event
-from evalkit.spans.judge_runner import SpanJudges
-from evalkit.spans.lambda_runner import evaluate_spans
-from evalkit.spans.loading import from_documents
-from evalkit.spans.online import OnlineEvaluation
-from evalkit.spans.session_evaluation import passed, service_name
+from evalkit.spans.evaluation import evaluate_spans
+from evalkit.spans.llm_judges.judge_runner import SpanJudges
+from evalkit.spans.online.exports import result_event
+from evalkit.spans.online.server import OnlineEvaluation
+from evalkit.spans.online.session_evaluation import passed, service_name
+from evalkit.spans.reading.loading import from_documents
 from evalkit.spark.stream_sink import read_parts
 from tests.spans.test_custom_llm_span_judges import CONFIG, write_config
 

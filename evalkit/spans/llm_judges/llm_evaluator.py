@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalkit.errors import EvaluatorConfigError
-from evalkit.spans.builtin_judges import BUILTIN_PARAMETERS, BUILTINS, builtin_instructions
-from evalkit.spans.conversation import PLACEHOLDERS
-from evalkit.spans.span_evaluator import LEVELS
+from evalkit.spans.lambdas.span_evaluator import LEVELS
+from evalkit.spans.llm_judges.builtin_judges import BUILTIN_PARAMETERS, BUILTINS, builtin_instructions
+from evalkit.spans.llm_judges.conversation import PLACEHOLDERS
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 #: Model parameters a configuration may set (AgentCore's ``inferenceConfig`` names, mapped to the OpenAI ones).

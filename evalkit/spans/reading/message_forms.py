@@ -43,7 +43,7 @@ import json
 import re
 from typing import Any
 
-from evalkit.spans.span_frame import TOOL_OUTPUT_KEYS
+from evalkit.spans.reading.span_frame import TOOL_OUTPUT_KEYS
 
 _ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "model": "assistant"}
 _INDEXED = re.compile(r"^(?P<prefix>.+?)\.(?P<index>\d+)\.(?P<rest>.+)$")

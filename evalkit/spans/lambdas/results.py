@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalkit.spans.span_evaluator import SpanEvaluator
+    from evalkit.spans.lambdas.span_evaluator import SpanEvaluator
 
 #: Error codes evalkit gives to calls that did not produce a valid response.
 TIMEOUT = "Timeout"

@@ -18,10 +18,10 @@ import re
 from typing import TYPE_CHECKING
 
 from evalkit.errors import EvalkitError
-from evalkit.spans.span_frame import session_id_of
+from evalkit.spans.reading.span_frame import session_id_of
 
 if TYPE_CHECKING:
-    from evalkit.spans.store import Store
+    from evalkit.spans.online.store import Store
 
 #: AgentCore's ranges for an online evaluation configuration (``samplingPercentage``,
 #: ``sessionTimeoutMinutes``).

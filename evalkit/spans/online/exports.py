@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evalkit.spans.store import Store
+    from evalkit.spans.online.store import Store
 
 log = logging.getLogger("evalkit.spans.online")
 

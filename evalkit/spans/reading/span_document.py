@@ -13,12 +13,17 @@ A span that cannot be used raises ``BadSpan`` naming the field; the reader adds 
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 from typing import Any
 
 from evalkit.documents.json_input import quote
 
 _KINDS = {0: "UNSPECIFIED", 1: "INTERNAL", 2: "SERVER", 3: "CLIENT", 4: "PRODUCER", 5: "CONSUMER"}
 _STATUS = {0: "UNSET", 1: "OK", 2: "ERROR"}
+_HEX32 = re.compile(r"[0-9a-fA-F]{32}")
+_HEX16 = re.compile(r"[0-9a-fA-F]{16}")
 
 
 class BadSpan(Exception):
@@ -165,11 +170,11 @@ def otlp_attributes(items: Any, field: str) -> dict:
             raise BadSpan(
                 f"'{field}[{i}].key' is missing" if key is None else f"'{field}[{i}].key' must be a string"
             )
-        out[key] = _any_value(item.get("value"), f"{field}[{i}].value")
+        out[key] = any_value(item.get("value"), f"{field}[{i}].value")
     return out
 
 
-def _any_value(value: Any, field: str) -> Any:
+def any_value(value: Any, field: str) -> Any:
     """An OTLP ``AnyValue`` as a plain value (int64 strings to ints, arrays to lists, kvlists to dicts)."""
     if value is None:
         return None
@@ -193,9 +198,7 @@ def _any_value(value: Any, field: str) -> Any:
         return bool(value["boolValue"])
     if "arrayValue" in value:
         values = (value["arrayValue"] or {}).get("values", [])
-        return [
-            _any_value(v, f"{field}.arrayValue.values[{i}]") for i, v in enumerate(as_list(values, field))
-        ]
+        return [any_value(v, f"{field}.arrayValue.values[{i}]") for i, v in enumerate(as_list(values, field))]
     if "kvlistValue" in value:
         return otlp_attributes((value["kvlistValue"] or {}).get("values", []), f"{field}.kvlistValue.values")
     if "bytesValue" in value:
@@ -207,3 +210,17 @@ def type_name(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
         type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__
     )
+
+
+def otlp_id(value: str, size: int) -> str:
+    """Lower-case hex for an OTLP id written in hex (the OTLP JSON rule) or in base64 (protobuf's mapping)."""
+    if (_HEX32 if size == 16 else _HEX16).fullmatch(value):
+        return value.lower()
+    if value and len(value) == 4 * ((size + 2) // 3):
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            return value
+        if len(raw) == size:
+            return raw.hex()
+    return value

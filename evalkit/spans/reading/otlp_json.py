@@ -9,24 +9,19 @@ scope are copied into its document.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import re
 from typing import Any
 
-from evalkit.spans.span_document import (
+from evalkit.spans.reading.span_document import (
     BadSpan,
     as_list,
     finish,
     location,
     nanoseconds,
     otlp_attributes,
+    otlp_id,
     required_id,
     type_name,
 )
-
-_HEX32 = re.compile(r"[0-9a-fA-F]{32}")
-_HEX16 = re.compile(r"[0-9a-fA-F]{16}")
 
 
 def read_otlp(request: dict, place: tuple[str, str], docs: list, wheres: list, problems: list) -> None:
@@ -98,25 +93,11 @@ def _otlp_document(span: dict, resource: dict | None, scope: dict | None) -> dic
         elif key == "links":
             value = [_otlp_link(x, f"links[{i}]") for i, x in enumerate(as_list(value, "links"))]
         doc[key] = value
-    doc["traceId"] = _otlp_id(required_id(span, "traceId"), 16)
-    doc["spanId"] = _otlp_id(required_id(span, "spanId"), 8)
+    doc["traceId"] = otlp_id(required_id(span, "traceId"), 16)
+    doc["spanId"] = otlp_id(required_id(span, "spanId"), 8)
     parent = span.get("parentSpanId")
-    doc["parentSpanId"] = _otlp_id(parent, 8) if isinstance(parent, str) else parent
+    doc["parentSpanId"] = otlp_id(parent, 8) if isinstance(parent, str) else parent
     return finish(doc)
-
-
-def _otlp_id(value: str, size: int) -> str:
-    """Lower-case hex for an OTLP id written in hex (the OTLP JSON rule) or in base64 (protobuf's mapping)."""
-    if (_HEX32 if size == 16 else _HEX16).fullmatch(value):
-        return value.lower()
-    if value and len(value) == 4 * ((size + 2) // 3):
-        try:
-            raw = base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError):
-            return value
-        if len(raw) == size:
-            return raw.hex()
-    return value
 
 
 def _otlp_resource(resource: Any, at: str) -> dict | None:
@@ -158,9 +139,9 @@ def _otlp_link(link: Any, field: str) -> dict:
         raise BadSpan(f"'{field}' must be an object, found {type_name(link)}")
     out = dict(link)
     if isinstance(out.get("traceId"), str):
-        out["traceId"] = _otlp_id(out["traceId"], 16)
+        out["traceId"] = otlp_id(out["traceId"], 16)
     if isinstance(out.get("spanId"), str):
-        out["spanId"] = _otlp_id(out["spanId"], 8)
+        out["spanId"] = otlp_id(out["spanId"], 8)
     if "attributes" in out:
         out["attributes"] = otlp_attributes(out["attributes"], f"{field}.attributes")
     return out

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvaluatorConfigError
-from evalkit.spans.packaging import shared_modules_importable
+from evalkit.spans.lambdas.packaging import shared_modules_importable
 
 LEVELS = ("TRACE", "TOOL_CALL", "SESSION")
 DEFAULT_LEVEL = "TRACE"

@@ -21,11 +21,11 @@ from evalkit.errors import EnvironmentConfigError
 from evalkit.judges.cache import JudgeCache, cache_key
 from evalkit.judges.models import MISSING_JUDGE_MESSAGE, describe, judge_client, judge_config
 from evalkit.judges.pool import Call, JudgeFailure, JudgePool
-from evalkit.spans.conversation import Conversation, conversation, placeholders
-from evalkit.spans.invocation import EXPLANATION_LIMIT
-from evalkit.spans.llm_evaluator import AnswerError, LLMSpanEvaluator
-from evalkit.spans.payload import SessionSpans
-from evalkit.spans.results import result_entry
+from evalkit.spans.lambdas.invocation import EXPLANATION_LIMIT
+from evalkit.spans.lambdas.payload import SessionSpans
+from evalkit.spans.lambdas.results import result_entry
+from evalkit.spans.llm_judges.conversation import Conversation, conversation, placeholders
+from evalkit.spans.llm_judges.llm_evaluator import AnswerError, LLMSpanEvaluator
 
 log = logging.getLogger("evalkit.spans")
 

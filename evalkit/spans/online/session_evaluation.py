@@ -15,17 +15,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from evalkit.spans.evaluation import evaluate_groups
 from evalkit.spans.evaluator_specs import resolve_span_evaluator
-from evalkit.spans.lambda_runner import evaluate_groups
-from evalkit.spans.payload import session_spans
-from evalkit.spans.session_tracking import Filter, session_matches
+from evalkit.spans.lambdas.payload import session_spans
+from evalkit.spans.online.session_tracking import Filter, session_matches
 
 if TYPE_CHECKING:
-    from evalkit.spans.evaluator_workers import EvaluatorWorkers
-    from evalkit.spans.judge_runner import SpanJudges
-    from evalkit.spans.llm_evaluator import LLMSpanEvaluator
-    from evalkit.spans.span_evaluator import SpanEvaluator
-    from evalkit.spans.store import Store
+    from evalkit.spans.lambdas.evaluator_workers import EvaluatorWorkers
+    from evalkit.spans.lambdas.span_evaluator import SpanEvaluator
+    from evalkit.spans.llm_judges.judge_runner import SpanJudges
+    from evalkit.spans.llm_judges.llm_evaluator import LLMSpanEvaluator
+    from evalkit.spans.online.store import Store
 
 PASS_VALUE = 1.0
 PASS_LABELS = frozenset({"PASS", "PASSED", "TRUE", "YES"})

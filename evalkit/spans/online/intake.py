@@ -19,12 +19,12 @@ import zlib
 from typing import TYPE_CHECKING
 
 from evalkit.documents.json_input import JsonInputError, parse_json
-from evalkit.spans.otlp_json import read_otlp
-from evalkit.spans.otlp_protobuf import Unsupported, message_dict
-from evalkit.spans.session_tracking import sampled, session_ids
+from evalkit.spans.online.session_tracking import sampled, session_ids
+from evalkit.spans.reading.otlp_json import read_otlp
+from evalkit.spans.reading.otlp_protobuf import Unsupported, message_dict
 
 if TYPE_CHECKING:
-    from evalkit.spans.store import Store
+    from evalkit.spans.online.store import Store
 
 log = logging.getLogger("evalkit.spans.online")
 

@@ -30,12 +30,9 @@ from typing import TYPE_CHECKING
 
 from evalkit.errors import EvalkitError
 from evalkit.spans.evaluator_specs import resolve_span_evaluator
-from evalkit.spans.evaluator_workers import EvaluatorWorkers, can_isolate
-from evalkit.spans.invocation import DEFAULT_TIMEOUT, Caller, LambdaContext, TimedOut, call_fields
-from evalkit.spans.judge_runner import SpanJudges, evaluate_llm, needs_judges
-from evalkit.spans.llm_evaluator import LLMSpanEvaluator
-from evalkit.spans.loading import load
-from evalkit.spans.payload import (
+from evalkit.spans.lambdas.evaluator_workers import EvaluatorWorkers, can_isolate
+from evalkit.spans.lambdas.invocation import DEFAULT_TIMEOUT, Caller, LambdaContext, TimedOut, call_fields
+from evalkit.spans.lambdas.payload import (
     PAYLOAD_LIMIT,
     SessionSpans,
     note_truncation,
@@ -44,8 +41,11 @@ from evalkit.spans.payload import (
     reference_groups,
     session_groups,
 )
-from evalkit.spans.results import TIMEOUT, TOO_LARGE, result_entry
-from evalkit.spans.span_evaluator import SpanEvaluator
+from evalkit.spans.lambdas.results import TIMEOUT, TOO_LARGE, result_entry
+from evalkit.spans.lambdas.span_evaluator import SpanEvaluator
+from evalkit.spans.llm_judges.judge_runner import SpanJudges, evaluate_llm, needs_judges
+from evalkit.spans.llm_judges.llm_evaluator import LLMSpanEvaluator
+from evalkit.spans.reading.loading import load
 
 if TYPE_CHECKING:
     import pandas as pd

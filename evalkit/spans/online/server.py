@@ -49,25 +49,25 @@ from typing import Any
 
 from evalkit.documents.redaction import install_log_redaction, register_secret, register_url_credentials
 from evalkit.errors import EvalkitError
-from evalkit.spans.evaluator_workers import EvaluatorWorkers
-from evalkit.spans.exports import NAMESPACE, PassRateAlarm, export_results
-from evalkit.spans.intake import MAX_BODY, ingest_request
-from evalkit.spans.invocation import DEFAULT_TIMEOUT
-from evalkit.spans.judge_runner import SpanJudges, needs_judges
-from evalkit.spans.lambda_runner import MAX_EVALUATORS
-from evalkit.spans.llm_evaluator import LLMSpanEvaluator
-from evalkit.spans.receiver import IDLE_TIMEOUT, ReceiverServer, is_loopback, tls_context
-from evalkit.spans.session_evaluation import evaluate_session, load_evaluator
-from evalkit.spans.session_tracking import (
+from evalkit.spans.evaluation import MAX_EVALUATORS
+from evalkit.spans.lambdas.evaluator_workers import EvaluatorWorkers
+from evalkit.spans.lambdas.invocation import DEFAULT_TIMEOUT
+from evalkit.spans.lambdas.span_evaluator import SpanEvaluator
+from evalkit.spans.llm_judges.judge_runner import SpanJudges, needs_judges
+from evalkit.spans.llm_judges.llm_evaluator import LLMSpanEvaluator
+from evalkit.spans.online.exports import NAMESPACE, PassRateAlarm, export_results
+from evalkit.spans.online.intake import MAX_BODY, ingest_request
+from evalkit.spans.online.receiver import IDLE_TIMEOUT, ReceiverServer, is_loopback, tls_context
+from evalkit.spans.online.session_evaluation import evaluate_session, load_evaluator
+from evalkit.spans.online.session_tracking import (
     SESSION_TIMEOUT_MINUTES_RANGE,
     Filter,
     check_sampling,
     check_session_timeout,
     parse_duration,
 )
-from evalkit.spans.span_evaluator import SpanEvaluator
-from evalkit.spans.store import Store
-from evalkit.spans.store_lock import StoreLock
+from evalkit.spans.online.store import Store
+from evalkit.spans.online.store_lock import StoreLock
 
 log = logging.getLogger("evalkit.spans.online")
 

@@ -16,8 +16,8 @@ import time
 import uuid
 from typing import Any
 
-from evalkit.spans.results import EXCEPTION, INVALID
-from evalkit.spans.span_evaluator import source_line
+from evalkit.spans.lambdas.results import EXCEPTION, INVALID
+from evalkit.spans.lambdas.span_evaluator import source_line
 
 #: AWS Lambda's (and AgentCore's) time limit for one evaluator call, in seconds.
 DEFAULT_TIMEOUT = 300.0

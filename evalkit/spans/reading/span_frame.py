@@ -1,4 +1,10 @@
-"""The span frame: one row per span, with the columns derived from its document, and the per-session table.
+"""The span frame: one row per span or event record, with the columns derived from its document, and the
+per-session table.
+
+``signal`` says which a row is: ``span``, or ``record`` for an event record (an OTel log record carrying the
+payload of its span, ``event_record``); a record's ``span_id`` is the span it belongs to, its ``name`` the
+event name (or empty), its start and end its time, and its tool columns empty. A record's session is its own
+``session.id``, else its span's, else its trace's.
 
 The derived columns (``session_id``, ``is_tool``, ``tool_name``, ``tool_output``, ``response_text``) follow the
 attribute lists of the AgentCore reference evaluators, so a local evaluator and a notebook see the spans the
@@ -10,6 +16,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from evalkit.spans.reading.event_record import is_record, record_name
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -19,6 +27,7 @@ COLUMNS = (
     "trace_id",
     "span_id",
     "parent_span_id",
+    "signal",
     "name",
     "kind",
     "start_ns",
@@ -57,21 +66,31 @@ def build_frame(docs: list[dict], problems: list, source: str) -> pd.DataFrame:
     """The span frame, built column by column from the canonical documents."""
     import pandas as pd
 
-    order = sorted(range(len(docs)), key=[d["startTimeUnixNano"] for d in docs].__getitem__)
+    starts = [d["startTimeUnixNano"] if "startTimeUnixNano" in d else d["timeUnixNano"] for d in docs]
+    order = sorted(range(len(docs)), key=starts.__getitem__)
     docs = [docs[i] for i in order]
+    starts = [starts[i] for i in order]
+    records = [is_record(d) for d in docs]
     attrs = [d["attributes"] for d in docs]
     resources = [(d.get("resource") or {}).get("attributes") or {} for d in docs]
-    names = [d["name"] for d in docs]
-    trace_ids = [d["traceId"] for d in docs]
+    names = [(record_name(d) or "") if r else d["name"] for d, r in zip(docs, records)]
+    trace_ids = [d.get("traceId") for d in docs]
+    span_ids = [d.get("spanId") for d in docs]
 
     session_ids = [session_id_of(a, r) for a, r in zip(attrs, resources)]
     # A span without session.id belongs to the session of its trace (instrumentations often set it on the
-    # root span only).
+    # root span only); a record without one to its span's session, else its trace's.
     by_trace: dict[str, str] = {}
-    for trace, session in zip(trace_ids, session_ids):
-        if session is not None:
+    by_span: dict[tuple, str] = {}
+    for trace, span, session, record in zip(trace_ids, span_ids, session_ids, records):
+        if session is not None and trace is not None:
             by_trace.setdefault(trace, session)
-    session_ids = [s if s is not None else by_trace.get(t) for s, t in zip(session_ids, trace_ids)]
+            if not record:
+                by_span.setdefault((trace, span), session)
+    session_ids = [
+        s if s is not None else by_span.get((t, sp)) or by_trace.get(t)
+        for s, t, sp in zip(session_ids, trace_ids, span_ids)
+    ]
     orphans = sum(s is None for s in session_ids)
     if orphans:
         problems.append(
@@ -79,18 +98,21 @@ def build_frame(docs: list[dict], problems: list, source: str) -> pd.DataFrame:
             "trace); they are loaded but belong to no session and cannot be evaluated"
         )
 
-    is_tool = [_is_tool(n, a) for n, a in zip(names, attrs)]
+    is_tool = [not r and _is_tool(n, a) for n, a, r in zip(names, attrs, records)]
     frame = pd.DataFrame(
         {
             "session_id": pd.Series(session_ids, dtype=object),
             "trace_id": trace_ids,
-            "span_id": [d["spanId"] for d in docs],
+            "span_id": pd.Series(span_ids, dtype=object),
             "parent_span_id": pd.Series([d.get("parentSpanId") for d in docs], dtype=object),
+            "signal": ["record" if r else "span" for r in records],
             "name": names,
-            "kind": [d["kind"] for d in docs],
-            "start_ns": pd.Series([d["startTimeUnixNano"] for d in docs], dtype="int64"),
-            "end_ns": pd.Series([d["endTimeUnixNano"] for d in docs], dtype="int64"),
-            "status_code": [d["status"]["code"] for d in docs],
+            "kind": ["" if r else d["kind"] for d, r in zip(docs, records)],
+            "start_ns": pd.Series(starts, dtype="int64"),
+            "end_ns": pd.Series(
+                [s if r else d["endTimeUnixNano"] for d, s, r in zip(docs, starts, records)], dtype="int64"
+            ),
+            "status_code": ["" if r else d["status"]["code"] for d, r in zip(docs, records)],
             "operation": pd.Series([_text(a.get("gen_ai.operation.name")) for a in attrs], dtype=object),
             "is_tool": pd.Series(is_tool, dtype=bool),
             "tool_name": pd.Series(
@@ -100,7 +122,9 @@ def build_frame(docs: list[dict], problems: list, source: str) -> pd.DataFrame:
                 [_first_text(a, TOOL_OUTPUT_KEYS) if t else None for a, t in zip(attrs, is_tool)],
                 dtype=object,
             ),
-            "response_text": pd.Series([_response_text(d, a) for d, a in zip(docs, attrs)], dtype=object),
+            "response_text": pd.Series(
+                [None if r else _response_text(d, a) for d, a, r in zip(docs, attrs, records)], dtype=object
+            ),
             "document": pd.Series(docs, dtype=object),
         },
         columns=list(COLUMNS),
@@ -178,7 +202,7 @@ def _text(value: Any) -> str | None:
 
 
 def sessions(spans: pd.DataFrame) -> pd.DataFrame:
-    """One row per session, in order of first span: its traces, spans, tool calls and time range.
+    """One row per session, in order of first span: its traces, spans, event records, tool calls, time range.
 
     Spans without a session id are left out (they cannot be evaluated).
     """
@@ -186,10 +210,12 @@ def sessions(spans: pd.DataFrame) -> pd.DataFrame:
 
     known = spans[spans["session_id"].notna()]
     grouped = known.groupby("session_id", sort=False)
+    is_span = known["signal"] == "span" if "signal" in known.columns else known["span_id"].notna()
     table = pd.DataFrame(
         {
             "traces": grouped["trace_id"].nunique(),
-            "spans": grouped.size(),
+            "spans": is_span.groupby(known["session_id"], sort=False).sum().astype("int64"),
+            "records": (~is_span).groupby(known["session_id"], sort=False).sum().astype("int64"),
             "tool_calls": grouped["is_tool"].sum().astype("int64"),
             "start_ns": grouped["start_ns"].min(),
             "end_ns": grouped["end_ns"].max(),

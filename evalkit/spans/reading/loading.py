@@ -1,14 +1,18 @@
 """OpenTelemetry spans in: span files (OTLP JSON or flat span documents as JSONL) -> one DataFrame row per span.
 
-Two input forms are read, and told apart by content rather than by file name:
+The input forms are told apart by content rather than by file name:
 
-* OTLP JSON as the OTLP/HTTP JSON exporter writes it (``{"resourceSpans": [...]}``), one such object per file
-  or one per line: converted by ``otlp_json``;
+* OTLP JSON as the OTLP/HTTP JSON exporter writes it (``{"resourceSpans": [...]}``, and ``{"resourceLogs":
+  [...]}`` for event records), one such object per file or one per line: converted by ``otlp_json`` and
+  ``event_record``;
 * flat span documents, one JSON object per line, as CloudWatch keeps them in the ``aws/spans`` log group
   (``traceId``, ``spanId``, ``name``, ``startTimeUnixNano``, ``attributes`` as a plain object, and so on):
-  normalised by ``span_document``.
+  normalised by ``span_document``;
+* flat event records, as CloudWatch keeps an agent's OTel log records (no ``name``, a ``body`` with the
+  ``input`` / ``output`` messages, ``timeUnixNano``, ``traceId`` + ``spanId`` of their span): normalised by
+  ``event_record``. Spans and records may share a file.
 
-Both become the same canonical flat document (the ``document`` column, what a Lambda evaluator receives in
+Each becomes the same canonical flat document (the ``document`` column, what a Lambda evaluator receives in
 ``sessionSpans``), so the two forms of the same spans give identical frames; ``span_frame`` builds the frame
 and its derived columns. This module reads the files (plain or gzip, whole-file JSON or JSON lines), drops
 spans repeated across overlapping exports, and reports problems.
@@ -35,9 +39,10 @@ from evalkit.documents.json_input import (
     too_large,
 )
 from evalkit.errors import EvalkitError
-from evalkit.spans.otlp_json import read_otlp
-from evalkit.spans.span_document import BadSpan, flat_document, location, type_name
-from evalkit.spans.span_frame import build_frame
+from evalkit.spans.reading.event_record import flat_record, looks_like_record, read_otlp_logs, record_key
+from evalkit.spans.reading.otlp_json import read_otlp
+from evalkit.spans.reading.span_document import BadSpan, flat_document, location, type_name
+from evalkit.spans.reading.span_frame import build_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -175,8 +180,11 @@ def read_object(item: Any, where: tuple[str, str], docs: list, wheres: list, pro
     if "resourceSpans" in item:
         read_otlp(item, where, docs, wheres, problems)
         return
+    if "resourceLogs" in item:
+        read_otlp_logs(item, where, docs, wheres, problems)
+        return
     try:
-        docs.append(flat_document(item))
+        docs.append(flat_record(item) if looks_like_record(item) else flat_document(item))
     except BadSpan as exc:
         problems.append(f"{location(where)}: {exc}")
         return
@@ -184,19 +192,21 @@ def read_object(item: Any, where: tuple[str, str], docs: list, wheres: list, pro
 
 
 def _drop_duplicates(docs: list, wheres: list, problems: list) -> list:
-    """Keep the first of spans repeated with one (traceId, spanId): exports overlap, tool calls must not."""
-    seen: dict[tuple[str, str], int] = {}
+    """Keep the first of spans repeated with one (traceId, spanId), and of records sent twice whole: exports
+    overlap, tool calls must not."""
+    seen: dict[tuple, int] = {}
     keep = []
     for index, doc in enumerate(docs):
-        key = (doc["traceId"], doc["spanId"])
+        key = (doc["traceId"], doc["spanId"]) if "startTimeUnixNano" in doc else record_key(doc)
         first = seen.setdefault(key, index)
         if first == index:
             keep.append(doc)
             continue
         label, loc = wheres[first]
         original = loc if label == wheres[index][0] and loc else location(wheres[first])
+        what = "span" if len(key) == 2 else "event record"
         problems.append(
-            f"{location(wheres[index])}: duplicate of the span at {original} "
+            f"{location(wheres[index])}: duplicate of the {what} at {original} "
             f"(traceId {key[0]}, spanId {key[1]}); ignored"
         )
     return keep

@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING
 
 from evalkit.errors import EvalkitError
-from evalkit.spans.store import Store
+from evalkit.spans.online.store import Store
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,7 +1,8 @@
 """The AgentCore payload of each evaluator call, per session, trace or tool call, within the 6 MB limit.
 
 A payload is ``schemaVersion``, ``evaluatorId``, ``evaluatorName``, ``evaluationLevel``,
-``evaluationInput.sessionSpans`` (every span document of the session, in start order),
+``evaluationInput.sessionSpans`` (every span document and event record of the session, in start order, as
+AgentCore sends both),
 ``evaluationReferenceInputs`` (those of the session) and ``evaluationTarget`` (null for SESSION, the trace for
 TRACE, the trace and the tool-call span for TOOL_CALL). It is assembled as JSON text from span documents
 encoded once per session, then parsed back, as the Lambda runtime does: a handler gets its own copy and cannot
@@ -15,13 +16,13 @@ import json
 from typing import TYPE_CHECKING
 
 from evalkit.errors import EvalkitError
-from evalkit.spans.invocation import EXPLANATION_LIMIT
-from evalkit.spans.span_frame import is_tool_span
+from evalkit.spans.lambdas.invocation import EXPLANATION_LIMIT
+from evalkit.spans.reading.span_frame import is_tool_span
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalkit.spans.span_evaluator import SpanEvaluator
+    from evalkit.spans.lambdas.span_evaluator import SpanEvaluator
 
 #: AWS Lambda's limit for a synchronous invocation payload.
 PAYLOAD_LIMIT = 6 * 1024 * 1024
@@ -39,7 +40,7 @@ class SessionSpans:
         self.id = session_id
         self.docs = docs
         self.trace_ids = trace_ids
-        self.traces = list(dict.fromkeys(trace_ids))
+        self.traces = [t for t in dict.fromkeys(trace_ids) if t is not None]
         self.tools = tools
         self._texts: list[str] | None = None
         self._sizes: list[int] | None = None
@@ -114,13 +115,18 @@ def session_spans(session_id: str, docs: list[dict]) -> SessionSpans:
     return SessionSpans(
         session_id,
         docs,
-        [d["traceId"] for d in docs],
-        [(d["traceId"], d["spanId"]) for d in docs if is_tool_span(d["name"], d.get("attributes") or {})],
+        [d.get("traceId") for d in docs],
+        [
+            (d["traceId"], d["spanId"])
+            for d in docs
+            if "name" in d and "startTimeUnixNano" in d and is_tool_span(d["name"], d.get("attributes") or {})
+        ],
     )
 
 
 def _start(doc: dict) -> int:
-    return doc["startTimeUnixNano"]
+    """A span's start, an event record's time: the order of ``sessionSpans``."""
+    return doc["startTimeUnixNano"] if "startTimeUnixNano" in doc else doc["timeUnixNano"]
 
 
 def reference_groups(reference_inputs) -> dict[str, str]:

@@ -27,9 +27,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.spans import message_forms as forms
-from evalkit.spans.span_frame import is_tool_span as _is_tool
-from evalkit.spans.span_frame import tool_name_of as _tool_name
+from evalkit.spans.reading import message_forms as forms
+from evalkit.spans.reading.span_frame import is_tool_span as _is_tool
+from evalkit.spans.reading.span_frame import tool_name_of as _tool_name
 
 #: The placeholders each level may use, as AgentCore defines them.
 PLACEHOLDERS = {
@@ -90,6 +90,7 @@ class Conversation:
 
 def conversation(session_id: str, docs: list[dict]) -> Conversation:
     """The conversation of one session's span documents (in start order, as ``SessionSpans.docs``)."""
+    docs = [d for d in docs if "startTimeUnixNano" in d]  # spans only
     by_trace: dict[str, list[dict]] = {}
     for doc in docs:
         by_trace.setdefault(doc["traceId"], []).append(doc)

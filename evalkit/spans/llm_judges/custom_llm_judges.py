@@ -28,15 +28,15 @@ import json
 from pathlib import Path
 
 from evalkit.errors import EvaluatorConfigError
-from evalkit.spans.builtin_judges import BUILTIN_PARAMETERS
-from evalkit.spans.llm_evaluator import (
+from evalkit.spans.lambdas.span_evaluator import NAME_PATTERN
+from evalkit.spans.llm_judges.builtin_judges import BUILTIN_PARAMETERS
+from evalkit.spans.llm_judges.llm_evaluator import (
     LLMSpanEvaluator,
     check_instructions,
     check_level,
     check_parameters,
     check_scale,
 )
-from evalkit.spans.span_evaluator import NAME_PATTERN
 
 TOP_LEVEL = {"evaluatorName", "description", "level", "evaluationLevel", "evaluatorConfig"}
 

@@ -35,8 +35,8 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
-from evalkit.spans.invocation import TimedOut
-from evalkit.spans.results import CRASHED
+from evalkit.spans.lambdas.invocation import TimedOut
+from evalkit.spans.lambdas.results import CRASHED
 
 #: At most this many worker processes at once (AgentCore's limit on evaluators per configuration).
 MAX_WORKERS = 10
@@ -48,7 +48,7 @@ _REPLY = struct.Struct("<I")  # answer length
 # evalkit's folder goes last on the path: importable as in this process, shadowing nothing installed
 _BOOT = (
     "import sys; sys.path.append(sys.argv[3]); "
-    "from evalkit.spans.evaluator_workers import serve; serve(sys.argv[1], sys.argv[2])"
+    "from evalkit.spans.lambdas.evaluator_workers import serve; serve(sys.argv[1], sys.argv[2])"
 )
 
 
@@ -243,8 +243,8 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
 def serve(name: str, path: str) -> None:
     """The worker process: import evaluator ``name`` from ``path`` and answer calls until the pipe closes."""
     from evalkit.documents.folder_swap import die_with_parent
-    from evalkit.spans.invocation import LambdaContext, call_fields
-    from evalkit.spans.span_evaluator import import_evaluator
+    from evalkit.spans.lambdas.invocation import LambdaContext, call_fields
+    from evalkit.spans.lambdas.span_evaluator import import_evaluator
 
     requests, answers = os.dup(0), os.dup(1)
     os.dup2(2, 1)  # what the handler prints goes to standard error: standard output carries the answers
