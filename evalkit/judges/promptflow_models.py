@@ -114,8 +114,9 @@ def _hooked(original):
     @functools.wraps(original)
     def __init__(self, path, model=None, **kwargs):  # noqa: N807 - promptflow's signature
         target = _current.get()
-        if target is not None:
-            model = {**(model or {}), "configuration": promptflow_configuration(target.config)}
+        configuration = promptflow_configuration(target.config) if target is not None else None
+        if configuration is not None:
+            model = {**(model or {}), "configuration": configuration}
             _notice(target, Path(path))
         return original(self, path, model=model, **kwargs)
 
@@ -138,19 +139,23 @@ def _heard(original):
 
 
 def promptflow_configuration(config: dict):
-    """promptflow's model configuration object for an evalkit judge configuration (``judges.models``)."""
+    """promptflow's model configuration object for an evalkit judge configuration (``judges.models``); None
+    for a configuration in neither of its two shapes (then promptflow is left to do as it does)."""
     from promptflow.core._model_configuration import AzureOpenAIModelConfiguration, OpenAIModelConfiguration
 
-    if "azure_endpoint" in config:
+    if config.get("azure_endpoint") and config.get("azure_deployment"):
         return AzureOpenAIModelConfiguration(
             azure_deployment=config["azure_deployment"],
             azure_endpoint=config["azure_endpoint"],
             api_version=config.get("api_version") or DEFAULT_AZURE_API_VERSION,
-            api_key=config.get("api_key") or None,
+            api_key=config.get("api_key") or None,  # none: promptflow signs in with Entra ID, as evalkit does
         )
-    return OpenAIModelConfiguration(
-        model=config["model"], base_url=config["base_url"], api_key=config.get("api_key") or None
-    )
+    if config.get("base_url") and config.get("model"):
+        # The key as evalkit's own client has it ("" for a server without keys, which openai accepts).
+        return OpenAIModelConfiguration(
+            model=config["model"], base_url=config["base_url"], api_key=config.get("api_key", "")
+        )
+    return None
 
 
 def file_configuration(path: Path) -> dict:
@@ -174,7 +179,10 @@ def _notice(target: JudgeModel, path: Path) -> None:
     named = file_configuration(path)
     connection = named.get("connection")
     fields = {k: named[k] for k in _MODEL_FIELDS if named.get(k) not in (None, "")}
-    judge = describe(target.config)
+    try:
+        judge = describe(target.config)
+    except KeyError:  # a configuration without api_version: still evalkit's judge model
+        judge = "evalkit's judge model"
     if connection:
         log.warning(
             "Custom evaluator '%s': %s names connection %r in model.configuration; evalkit runs it on its judge "

@@ -390,3 +390,44 @@ def test_read_judge_answer_refusals(answer, message):
     with pytest.raises(JudgeFailure, match="could not parse score") as caught:
         read_judge_answer(answer)
     assert message in str(caught.value) and caught.value.code == "judgeOutputUnparseable"
+
+
+@pytest.mark.parametrize("wrapper", ["current", "earlier"])
+def test_a_scaffolded_judge_whose_prompty_gains_a_connection_runs_unchanged(
+    project, model_server, caplog, wrapper
+):
+    """A folder `evalkit new --llm` wrote (this version's wrapper or the earlier one, which reads data["score"]
+    itself) with promptflow's connection block pasted into its .prompty: no edit to the wrapper needed."""
+    from evalkit.evaluators.scaffold import earlier_llm_wrappers, scaffold
+    from evalkit.notebook.judge_files import is_scaffold_wrapper
+
+    scaffold("tone", project.custom, llm=True)
+    home = project.custom / "tone"
+    if wrapper == "earlier":
+        (home / "tone.py").write_text(earlier_llm_wrappers("tone")[0])
+    assert is_scaffold_wrapper("tone", (home / "tone.py").read_text())  # JudgeStudio still manages it
+    prompty = home / "tone.prompty"
+    block = "  configuration:\n    type: azure_openai\n    connection: open_ai_connection\n    azure_deployment: gpt-4\n"
+    prompty.write_text(prompty.read_text().replace("  api: chat\n", "  api: chat\n" + block))
+    with caplog.at_level(logging.WARNING, logger="evalkit"):
+        scored = evaluate(document("tone", *APOLOGY_ROWS), azure(model_server))
+    assert scored["tone_error"].isna().all(), scored["tone_error"].tolist()
+    assert scored["tone"].between(1, 5).all()
+    assert all("/deployments/judge-deployment/" in r["path"] for r in model_server.requests)
+    assert sum("open_ai_connection" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_a_wrapper_that_passes_no_model_runs_on_the_judge_model_too(project, model_server):
+    """promptflow's own examples load the file as it is (`load_flow(source=...)`), relying on its connection."""
+    home = install(
+        project,
+        "apology",
+        DATA / "evals_sample_apology.prompty",
+        call="question=prompt, answer=response",
+        read=APOLOGY_READ,
+    )
+    wrapper = home / "apology.py"
+    wrapper.write_text(wrapper.read_text().replace(', model={"configuration": model_config}', ""))
+    model_server.script = apology_answer
+    scored = evaluate(document("apology", *APOLOGY_ROWS[:1]), openai(model_server))
+    assert scored.loc[0, "apology"] == 1 and model_server.requests[0]["body"]["model"] == "judge"
