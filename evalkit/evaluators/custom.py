@@ -295,7 +295,7 @@ class CustomJudge(LLMJudge):
         if isinstance(exc, _READING_ERRORS) and self._reading_the_answer(exc):
             return JudgeFailure(
                 f"could not parse score: {self.name}.py could not read the judge's answer "
-                f"({type(exc).__name__}: {exc}){unread_answer(self.name, answers)} {UNPARSEABLE_HINT}",
+                f"({type(exc).__name__}: {exc}){unread_answer(self.name, answers, UNPARSEABLE_HINT)}",
                 "judgeOutputUnparseable",
             )
         if isinstance(exc, TypeError):

@@ -96,7 +96,7 @@ def _naming_hint(answer: dict, score: str) -> str:
     """``; name it: read_judge_answer(answer, score="correctness")`` when one field looks like the score."""
     numeric = [k for k, v in answer.items() if _looks_numeric(v) and k != "status"]
     if score == "score" and numeric:
-        return f"; name the score's field: read_judge_answer(answer, score={numeric[0]!r})"
+        return f'; name the score\'s field: read_judge_answer(answer, score="{numeric[0]}")'
     return ""
 
 
@@ -146,10 +146,11 @@ def _fix(name: str, returned: Any) -> str:
     return "; a judge on another scale needs its score mapped to 1-5 in the wrapper."
 
 
-def unread_answer(name: str, answers: list) -> str:
-    """``; the judge answered {...} (fields: ...)``: what a wrapper failed to read, for its error message."""
+def unread_answer(name: str, answers: list, hint: str) -> str:
+    """What a wrapper failed to read, for its error message: the judge's answer and, when that was a JSON
+    object, the contract and the field to name; then ``hint`` (what to check in the ``.prompty``)."""
     if not answers:
-        return "."
+        return f". {hint}"
     answer = answers[-1]
     shown = f"; the judge answered {_quote(answer)}"
     if isinstance(answer, str):
@@ -157,12 +158,12 @@ def unread_answer(name: str, answers: list) -> str:
             answer = json.loads(answer)
         except json.JSONDecodeError:
             pass
-    if isinstance(answer, dict):
-        numeric = [k for k, v in answer.items() if _looks_numeric(v) and k != "status"]
-        field = f'score="{numeric[0]}"' if numeric and "score" not in answer else ""
-        return (
-            f"{shown}. {CONTRACT.format(name=name)}: read the answer's own fields there, e.g. "
-            f"return read_judge_answer(answer{', ' + field if field else ''}) "
-            "(from evalkit.judges.judge_answers import read_judge_answer)."
-        )
-    return f"{shown}."
+    if not isinstance(answer, dict):
+        return f"{shown}. {hint}"
+    numeric = [k for k, v in answer.items() if _looks_numeric(v) and k != "status"]
+    field = f', score="{numeric[0]}"' if numeric and "score" not in answer else ""
+    return (
+        f"{shown}. {CONTRACT.format(name=name)}: read the answer's own fields there, e.g. "
+        f"return read_judge_answer(answer{field}) (from evalkit.judges.judge_answers import read_judge_answer). "
+        f"{hint}"
+    )

@@ -276,7 +276,7 @@ def test_an_answer_under_other_keys_is_read_when_the_wrapper_names_them(project,
             [
                 "could not parse score: the judge's answer has no 'score' field",
                 "its fields: correctness, readability, explanation",
-                "read_judge_answer(answer, score='correctness')",
+                'read_judge_answer(answer, score="correctness")',
             ],
         ),
     ],
