@@ -431,3 +431,19 @@ def test_a_wrapper_that_passes_no_model_runs_on_the_judge_model_too(project, mod
     model_server.script = apology_answer
     scored = evaluate(document("apology", *APOLOGY_ROWS[:1]), openai(model_server))
     assert scored.loc[0, "apology"] == 1 and model_server.requests[0]["body"]["model"] == "judge"
+
+
+def test_an_openai_typed_file_runs_on_an_azure_judge(project, model_server, caplog):
+    """Hand-written edge (the shipped files are all azure_openai): type openai, its own model and base_url."""
+    from evalkit.evaluators.scaffold import scaffold
+
+    scaffold("tone", project.custom, llm=True)
+    prompty = project.custom / "tone" / "tone.prompty"
+    block = "  configuration:\n    type: openai\n    model: gpt-4o-mini\n    base_url: ${env:MY_OPENAI_BASE_URL}\n"
+    prompty.write_text(prompty.read_text().replace("  api: chat\n", "  api: chat\n" + block))
+    with caplog.at_level(logging.INFO, logger="evalkit"):
+        scored = evaluate(document("tone", APOLOGY_ROWS[0]), azure(model_server))
+    assert scored["tone_error"].isna().all(), scored["tone_error"].tolist()
+    assert "/deployments/judge-deployment/" in model_server.requests[0]["path"]
+    infos = [r.getMessage() for r in caplog.records if "names its own model configuration" in r.getMessage()]
+    assert len(infos) == 1 and "type: openai, model: gpt-4o-mini" in infos[0]
