@@ -60,7 +60,9 @@ def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.
             "document": [],
         }
         for text in batch["value"].tolist():
-            for session, doc in _spans(text, settings.get("encoding", "lines"), settings.get("session_attribute")):
+            for session, doc in _spans(
+                text, settings.get("encoding", "lines"), settings.get("session_attribute")
+            ):
                 if session is None or not sampled(session, percentage):
                     continue
                 rows["session_id"].append(session)
