@@ -18,6 +18,7 @@ The merged format carries neither a ``name`` nor times: a missing name reads as 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from evalkit.spans.reading.event_record import flat_record
@@ -57,8 +58,8 @@ def snake_documents(item: dict) -> list[dict]:
             continue  # both spellings: the canonical one wins
         span[target] = value
     for key in ("traceId", "spanId", "parentSpanId"):
-        if isinstance(span.get(key), str) and span[key][:2] in ("0x", "0X"):
-            span[key] = span[key][2:]
+        if isinstance(span.get(key), str):
+            span[key] = _hex(span[key])
     span.setdefault("name", "")
     start, end = span.get("startTimeUnixNano"), span.get("endTimeUnixNano")
     span["startTimeUnixNano"] = _time(start if start is not None else end, "start_time")
@@ -81,6 +82,15 @@ def snake_documents(item: dict) -> list[dict]:
     span["events"] = events
     doc = flat_document(span)
     return [doc] + [_record(entry, doc, f"span_events[{i}]") for i, entry in enumerate(records)]
+
+
+def _hex(value: str) -> str:
+    """An id without its ``0x``, lower-cased when it is hex (other ids, as in the SDK's tests, stay as written)."""
+    value = value[2:] if value[:2] in ("0x", "0X") else value
+    return value.lower() if _HEX.fullmatch(value) else value
+
+
+_HEX = re.compile(r"[0-9a-fA-F]+")
 
 
 def _time(value: Any, field: str) -> int:
