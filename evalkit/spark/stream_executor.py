@@ -46,9 +46,10 @@ _JUDGES: dict[str, SpanJudges] = {}
 def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
     """Lines (``value``: one OTLP export request or one span document per line) -> sampled span rows.
 
-    A span without ``session.id`` (its own or its resource's) takes the session of the spans of its trace in
-    the same line (one exported request); otherwise it is dropped, as are unsampled sessions and lines that
-    are not JSON. Times are the spans' end times (event time of the session windows).
+    A span without a session attribute (``reading.session_ids``) takes the session of the spans of its trace
+    in the same line (one exported request), else, when its trace's root span is in the line, the trace id
+    (the trace is its own session); otherwise it is dropped, as are unsampled sessions and lines that are not
+    JSON. Times are the spans' end times (event time of the session windows).
     """
     percentage = settings["sampling"]
     for batch in batches:
@@ -100,7 +101,7 @@ def _spans(text, encoding: str = "lines", attribute: str | None = None) -> list[
             return []
     docs: list[dict] = []
     loading.read_object(value, ("stream", ""), docs, [], [])
-    sessions, _ = assign_sessions(docs, attribute)
+    sessions, _ = assign_sessions(docs, attribute, partial=True)
     return list(zip(sessions, docs))
 
 

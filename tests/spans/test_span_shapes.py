@@ -375,32 +375,54 @@ def test_assign_sessions_records_spans_traces_and_known_traces():
     assert ids == ["S", "S", "S", "t2", "earlier", None] and own == 1
 
 
-def test_receiver_and_stream_use_the_same_session_rule():
-    from evalkit.spans.online.session_tracking import session_ids
+def test_stream_lines_use_the_same_session_rule():
     from evalkit.spark.stream_executor import _spans
 
-    class KnownTraces:  # the one method of the store that session_ids reads
-        def trace_sessions(self, trace_ids):
-            return {t: "from-store" for t in trace_ids if t == "5b8efff798038103d269b633813fc60c"}
-
-    line = COLLECTOR.read_text().split("\n")[1]  # the TracesData line
+    line = COLLECTOR.read_text().split("\n")[1]  # a TracesData line: one child span, its root not in it
     ((session, doc),) = _spans(line)
-    assert session == doc["traceId"]  # no session attribute: the trace is its own session
+    assert session is None  # its root may name a session in another line: not made a session of its own
     ((session, _),) = _spans(line, "lines", "service.name")
     assert session == "my.service"
-    assert session_ids([doc], KnownTraces()) == ["from-store"]
-    assert session_ids([doc], KnownTraces(), "service.name") == ["my.service"]
-    other = {**doc, "traceId": "ffffffffffffffffffffffffffffffff"}
-    assert session_ids([other], KnownTraces()) == ["ffffffffffffffffffffffffffffffff"]
+    request = json.loads(OTLP_PROTOBUF_JSON.read_text())
+    found = {d["name"]: s for s, d in _spans(json.dumps(request))}
+    assert found["execute_tool get_weather"] == found["invoke_agent weather"] == "conv-weather-1"
+    health = [d for s, d in _spans(json.dumps(request)) if d["name"] == "health_check"][0]
+    assert found["health_check"] == health["traceId"]  # a root without a session: its own session
 
 
-def test_serve_groups_by_the_session_attribute_it_is_given(tmp_path):
-    body = OTLP_PROTOBUF_JSON.read_bytes()  # the SDK's OTLP encoding, as an OTLP/HTTP JSON request body
+def _requests(*groups):
+    """OTLP JSON request bodies, each with the named spans of the SDK's own encoding (resource kept)."""
+    request = json.loads(OTLP_PROTOBUF_JSON.read_text())
+    block = request["resourceSpans"][0]
+    scope = block["scopeSpans"][0]
+    for names in groups:
+        chosen = [s for s in scope["spans"] if s["name"] in names]
+        part = {"resourceSpans": [{**block, "scopeSpans": [{**scope, "spans": chosen}]}]}
+        yield json.dumps(part).encode()
+
+
+def test_receiver_joins_children_sent_before_their_root_and_makes_sessionless_traces_sessions(tmp_path):
+    turn = ({"execute_tool get_weather"}, {"invoke_agent weather", "health_check"})
     for attribute, expected in ((None, "conv-weather-1"), ("gen_ai.agent.name", "weather")):
         server = spans.serve(tmp_path / f"store-{attribute}", session_attribute=attribute).start()
         try:
-            status, _, _ = server.ingest(body, "application/json")
-            assert status == 200
-            assert len(server.store.session_documents(expected)) == 4
+            for body in _requests(*turn):
+                assert server.ingest(body, "application/json")[0] == 200
+            # the tool span came first, without a session; both turns' roots (and no other tool) after it
+            names = sorted(d["name"] for d in server.store.session_documents(expected))
+            assert names == ["execute_tool get_weather", "invoke_agent weather", "invoke_agent weather"]
         finally:
             server.stop()
+    server = spans.serve(tmp_path / "store-none", session_attribute="no.such.attribute").start()
+    try:
+        for body in _requests(*turn):
+            server.ingest(body, "application/json")
+        docs = server.store.session_documents(_trace_of("execute_tool get_weather"))
+        assert sorted(d["name"] for d in docs) == ["execute_tool get_weather", "invoke_agent weather"]
+        assert len(server.store.session_documents(_trace_of("health_check"))) == 1
+    finally:
+        server.stop()
+
+
+def _trace_of(name: str) -> str:
+    return load(TO_JSON_LINES).set_index("name").loc[name, "trace_id"]

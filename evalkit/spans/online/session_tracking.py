@@ -137,12 +137,13 @@ def session_matches(docs: list[dict], filters: list[Filter]) -> bool:
 
 def session_ids(docs: list[dict], store: Store, attribute: str | None = None) -> list[str | None]:
     """Each document's session id (``reading.session_ids``): its own session attribute (or ``attribute``),
-    else that of its trace in this request or in the store, else its trace id (the trace is its own session).
+    else that of its trace in this request or in the store, else its trace id when the trace's root span is
+    in this request (the trace is its own session); else None (the store joins it to its trace's session).
     """
     own = [document_session(d, attribute) for d in docs]
     missing = sorted({d["traceId"] for d, s in zip(docs, own) if s is None and d.get("traceId")})
     known = store.trace_sessions(missing) if missing else {}
-    ids, own_traces = assign_sessions(docs, attribute, known)
+    ids, own_traces = assign_sessions(docs, attribute, known, partial=True)
     if own_traces:
         log.debug("%d trace(s) without a session attribute: each is its own session", own_traces)
     return ids

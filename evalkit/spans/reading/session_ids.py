@@ -67,12 +67,20 @@ def document_session(doc: dict, attribute: str | None = None) -> str | None:
 
 
 def assign_sessions(
-    docs: list[dict], attribute: str | None = None, known: dict[str, str] | None = None
+    docs: list[dict],
+    attribute: str | None = None,
+    known: dict[str, str] | None = None,
+    *,
+    partial: bool = False,
 ) -> tuple[list[str | None], int]:
     """Each document's session id, and how many traces became their own session.
 
     ``known`` maps trace ids to sessions already decided elsewhere (the receiver's store: spans of a trace
-    that came in an earlier request); it is consulted before a trace is made its own session.
+    that came in an earlier request); it is consulted before a trace is made its own session. ``partial``
+    says ``docs`` may hold only part of their traces (one export request, one stream line): a trace is then
+    made its own session only when its root span (no ``parentSpanId``) is among them. A root span ends, and is
+    exported, last: children sent before it keep None and join it later by trace (the receiver's store), so
+    a trace whose root does name a session is never split into two.
     """
     own = [document_session(d, attribute) for d in docs]
     by_trace: dict[str, str] = {}
@@ -86,13 +94,14 @@ def assign_sessions(
     if known:
         for trace, session in known.items():
             by_trace.setdefault(trace, session)
+    roots = {d.get("traceId") for d in docs if "startTimeUnixNano" in d and not d.get("parentSpanId")}
     fallback: set[str] = set()
     ids: list[str | None] = []
     for doc, session in zip(docs, own):
         if session is None:
             trace = doc.get("traceId")
             session = (by_span.get((trace, doc.get("spanId"))) or by_trace.get(trace)) if trace else None
-            if session is None and trace:
+            if session is None and trace and (not partial or trace in roots):
                 session = trace
                 fallback.add(trace)
         ids.append(session)
