@@ -426,3 +426,44 @@ def test_receiver_joins_children_sent_before_their_root_and_makes_sessionless_tr
 
 def _trace_of(name: str) -> str:
     return load(TO_JSON_LINES).set_index("name").loc[name, "trace_id"]
+
+
+# --- OpenInference and Traceloop instrumentations, calling evalkit's ModelServer ----------------------------
+
+OPENINFERENCE = SHAPES / "openinference_console_spans.json"
+TRACELOOP = SHAPES / "traceloop_to_json_spans.jsonl"
+
+
+def _check_openinference(df):
+    assert df["name"].tolist() == ["ChatCompletion", "ChatCompletion"]
+    assert set(df["session_id"]) == {"oi-session-1"} and df["trace_id"].nunique() == 2  # using_session
+    assert df.attrs["problems"] == []
+    first = df["document"].iloc[0]["attributes"]
+    assert first["llm.input_messages.0.message.content"] == "What is the capital of France?"
+    assert df["status_code"].tolist() == ["OK", "OK"]
+
+
+def _check_traceloop(df):
+    assert df["name"].tolist() == ["openai.chat", "openai.chat"] and df["kind"].tolist() == ["CLIENT"] * 2
+    assert (df["session_id"] == df["trace_id"]).all()  # no session attribute: each call its own session
+    assert sum("2 trace(s) carry no" in p for p in df.attrs["problems"]) == 1
+    messages = json.loads(df["document"].iloc[1]["attributes"]["gen_ai.input.messages"])
+    assert messages[0]["parts"][0]["content"] == "And of Italy?"
+
+
+def test_openinference_and_traceloop_captures_load():
+    _check_openinference(load(OPENINFERENCE))
+    _check_traceloop(load(TRACELOOP))
+
+
+def test_a_fresh_capture_of_both_instrumentations_reads_the_same_way(tmp_path):
+    pytest.importorskip("openinference.instrumentation.openai")
+    pytest.importorskip("opentelemetry.instrumentation.openai")
+    spec = importlib.util.spec_from_file_location(
+        "capture_instrumentations", SHAPES / "capture_instrumentations.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.capture(tmp_path)
+    _check_openinference(load(tmp_path / OPENINFERENCE.name))
+    _check_traceloop(load(tmp_path / TRACELOOP.name))
