@@ -390,6 +390,21 @@ def test_stream_lines_use_the_same_session_rule():
     assert found["health_check"] == health["traceId"]  # a root without a session: its own session
 
 
+def test_stream_lines_of_sdk_to_json_and_snake_case_spans():
+    from evalkit.spark.stream_executor import _spans
+
+    to_json = TO_JSON_LINES.read_text().split("\n")
+    found = [_spans(line) for line in to_json if line]
+    assert [s for ((s, _),) in found].count(
+        "conv-weather-1"
+    ) == 2  # the roots; their tools are in other lines
+    merged = json.dumps(json.loads(MERGED.read_text())[0])
+    assert [("record" if "body" in d else "span", s) for s, d in _spans(merged)] == [
+        ("span", "trace1"),
+        ("record", "trace1"),
+    ]
+
+
 def _requests(*groups):
     """OTLP JSON request bodies, each with the named spans of the SDK's own encoding (resource kept)."""
     request = json.loads(OTLP_PROTOBUF_JSON.read_text())
