@@ -177,8 +177,10 @@ def main(args) -> int:
     except OSError as exc:
         raise EvalkitError(f"cannot write results to {out}: {exc.strerror or exc}") from None
     chosen = len(set(args.session)) if args.session else len(table)
+    records = int((df["signal"] == "record").sum()) if "signal" in df.columns else 0
+    read = count(len(df) - records, "span") + (f" + {count(records, 'event record')}" if records else "")
     print(
-        f"{count(len(df), 'span')}, {count(chosen, 'session')} evaluated: {count(len(results), 'result')} "
+        f"{read}, {count(chosen, 'session')} evaluated: {count(len(results), 'result')} "
         f"in {time.perf_counter() - started:.2f} s"
     )
     _print_summary(evaluators, results)

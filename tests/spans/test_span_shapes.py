@@ -221,7 +221,9 @@ def test_spans_eval_runs_a_code_evaluator_on_the_merged_format(tmp_path, capsys)
     (entry,) = json.loads((out / "results.json").read_text())["evaluationResults"]
     assert entry["context"]["spanContext"]["sessionId"] == "trace1"
     assert entry["label"] == "PASS" and entry["explanation"] == "span,record: AI is artificial intelligence."
-    assert "each is evaluated as its own session" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "each is evaluated as its own session" in captured.err
+    assert "1 span + 1 event record, 1 session evaluated: 1 result" in captured.out
 
 
 def test_spans_eval_session_attribute_and_log_level_info(tmp_path, capsys):
