@@ -28,7 +28,7 @@ from evalkit.spans.llm_judges.judge_runner import SpanJudges
 from evalkit.spans.online.session_evaluation import passed, service_name
 from evalkit.spans.online.session_tracking import Filter, sampled, session_matches
 from evalkit.spans.reading import loading
-from evalkit.spans.reading.span_frame import session_id_of
+from evalkit.spans.reading.session_ids import assign_sessions
 
 #: Columns of the parsed span rows.
 SPAN_SCHEMA = "session_id string, trace_id string, span_id string, end_time timestamp, document string"
@@ -46,9 +46,10 @@ _JUDGES: dict[str, SpanJudges] = {}
 def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
     """Lines (``value``: one OTLP export request or one span document per line) -> sampled span rows.
 
-    A span without ``session.id`` (its own or its resource's) takes the session of the spans of its trace in
-    the same line (one exported request); otherwise it is dropped, as are unsampled sessions and lines that
-    are not JSON. Times are the spans' end times (event time of the session windows).
+    A span without a session attribute (``reading.session_ids``) takes the session of the spans of its trace
+    in the same line (one exported request), else, when its trace's root span is in the line, the trace id
+    (the trace is its own session); otherwise it is dropped, as are unsampled sessions and lines that are not
+    JSON. Times are the spans' end times (event time of the session windows).
     """
     percentage = settings["sampling"]
     for batch in batches:
@@ -60,7 +61,9 @@ def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.
             "document": [],
         }
         for text in batch["value"].tolist():
-            for session, doc in _spans(text, settings.get("encoding", "lines")):
+            for session, doc in _spans(
+                text, settings.get("encoding", "lines"), settings.get("session_attribute")
+            ):
                 if session is None or not sampled(session, percentage):
                     continue
                 rows["session_id"].append(session)
@@ -77,8 +80,9 @@ def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.
         yield frame
 
 
-def _spans(text, encoding: str = "lines") -> list[tuple[str | None, dict]]:
-    """The span documents of one line or Kafka message, with their session ids (None when unknown)."""
+def _spans(text, encoding: str = "lines", attribute: str | None = None) -> list[tuple[str | None, dict]]:
+    """The span documents of one line or Kafka message, with their session ids (``reading.session_ids``:
+    a span without a session attribute takes its trace's session in the same message, else its trace id)."""
     if encoding == "otlp_proto":
         from evalkit.spans.online.intake import BadRequest, protobuf_dict
 
@@ -97,15 +101,8 @@ def _spans(text, encoding: str = "lines") -> list[tuple[str | None, dict]]:
             return []
     docs: list[dict] = []
     loading.read_object(value, ("stream", ""), docs, [], [])
-    sessions = [
-        session_id_of(d.get("attributes") or {}, (d.get("resource") or {}).get("attributes") or {})
-        for d in docs
-    ]
-    by_trace: dict[str, str] = {}
-    for doc, session in zip(docs, sessions):
-        if session is not None:
-            by_trace.setdefault(doc["traceId"], session)
-    return [(s if s is not None else by_trace.get(d["traceId"]), d) for d, s in zip(docs, sessions)]
+    sessions, _ = assign_sessions(docs, attribute, partial=True)
+    return list(zip(sessions, docs))
 
 
 def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:

@@ -122,7 +122,14 @@ def _error_body(kind: str, message: str) -> bytes:
 
 
 def ingest_request(
-    store: Store, body: bytes, content_type: str, encoding: str, *, max_body: int, sampling: float
+    store: Store,
+    body: bytes,
+    content_type: str,
+    encoding: str,
+    *,
+    max_body: int,
+    sampling: float,
+    session_attribute: str | None = None,
 ) -> tuple[int, bytes, str]:
     """Decode, store (committed) and answer one export request: ``(status, body, content type)``."""
     kind = (content_type or "").split(";")[0].strip().lower()
@@ -131,7 +138,7 @@ def ingest_request(
     except BadRequest as exc:
         return exc.status, _error_body(kind, str(exc)), _error_type(kind)
     if docs:
-        sessions = session_ids(docs, store)
+        sessions = session_ids(docs, store, session_attribute)
         added = store.add_spans(docs, sessions, lambda s: sampled(s, sampling))
         log.debug("stored %d new span(s) of %d", added, len(docs))
     if problems and not docs:

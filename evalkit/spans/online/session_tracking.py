@@ -6,22 +6,26 @@ process (and a restart) decides the same way for the same session. AgentCore's r
 0.01-100 % (``check_sampling``), session timeout 1-1440 minutes (``check_session_timeout``; the command line
 applies both bounds, the Python API only the upper one, so tests and demos can use seconds). Filters
 (``KEY=VALUE``, ``KEY!=VALUE``, ``KEY~=VALUE``, ``KEY>NUMBER``, ``KEY<NUMBER`` on span or resource
-attributes) must each be satisfied by at least one span of a session for it to be evaluated. A span without ``session.id`` joins the session of its
-trace, also when the trace's other spans came in an earlier request.
+attributes) must each be satisfied by at least one span of a session for it to be evaluated. Session ids
+follow ``reading.session_ids``: a span without a session attribute joins the session of its trace, also when
+the trace's other spans came in an earlier request, and a trace that names none is its own session.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from typing import TYPE_CHECKING
 
 from evalkit.errors import EvalkitError
-from evalkit.spans.reading.span_frame import session_id_of
+from evalkit.spans.reading.session_ids import assign_sessions, document_session
 
 if TYPE_CHECKING:
     from evalkit.spans.online.store import Store
+
+log = logging.getLogger(__name__)
 
 #: AgentCore's ranges for an online evaluation configuration (``samplingPercentage``,
 #: ``sessionTimeoutMinutes``).
@@ -131,16 +135,15 @@ def session_matches(docs: list[dict], filters: list[Filter]) -> bool:
     return all(any(f.matches(d) for d in docs) for f in filters)
 
 
-def session_ids(docs: list[dict], store: Store) -> list[str | None]:
-    """Each span's session id: its own or its resource's ``session.id``, else that of its trace."""
-    ids = [
-        session_id_of(d.get("attributes") or {}, (d.get("resource") or {}).get("attributes") or {})
-        for d in docs
-    ]
-    by_trace: dict[str, str] = {}
-    for doc, session in zip(docs, ids):
-        if session is not None:
-            by_trace.setdefault(doc["traceId"], session)
-    missing = sorted({d["traceId"] for d, s in zip(docs, ids) if s is None} - set(by_trace))
-    by_trace.update(store.trace_sessions(missing))
-    return [s if s is not None else by_trace.get(d["traceId"]) for d, s in zip(docs, ids)]
+def session_ids(docs: list[dict], store: Store, attribute: str | None = None) -> list[str | None]:
+    """Each document's session id (``reading.session_ids``): its own session attribute (or ``attribute``),
+    else that of its trace in this request or in the store, else its trace id when the trace's root span is
+    in this request (the trace is its own session); else None (the store joins it to its trace's session).
+    """
+    own = [document_session(d, attribute) for d in docs]
+    missing = sorted({d["traceId"] for d, s in zip(docs, own) if s is None and d.get("traceId")})
+    known = store.trace_sessions(missing) if missing else {}
+    ids, own_traces = assign_sessions(docs, attribute, known, partial=True)
+    if own_traces:
+        log.debug("%d trace(s) without a session attribute: each is its own session", own_traces)
+    return ids
