@@ -92,6 +92,12 @@ class LLMSpanEvaluator:
     def __repr__(self) -> str:
         return f"LLMSpanEvaluator({self.name!r}, level={self.level!r})"
 
+    @property
+    def passing_labels(self) -> frozenset[str]:
+        """The labels that count as passing: the top of the rating scale (every label at its highest value)."""
+        top = max(point.value for point in self.scale)
+        return frozenset(point.label for point in self.scale if point.value == top)
+
     def with_level(self, level: str) -> LLMSpanEvaluator:
         if level != self.level:
             raise EvaluatorConfigError(
