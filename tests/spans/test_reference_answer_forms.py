@@ -290,3 +290,25 @@ def test_fail_under_refuses_out_of_order_and_missing_answers(tmp_path, capsys):
         == 1
     )
     assert "NO_OUTPUT 1 [passing: CLEAN]" in capsys.readouterr().out
+
+
+def test_tool_results_appended_to_a_conversation_record_are_not_answers():
+    """AWS's serializer appends the turn's tool results to ``output.messages`` as assistant messages with
+    plain-string content; the answer is the ``content.message`` one. A profile a tool returned is not a leak."""
+    lines = [json.loads(line) for line in (STRANDS / "strands_adot.jsonl").read_text().splitlines()]
+    record = next(
+        d
+        for d in lines
+        if "startTimeUnixNano" not in d
+        and len(d["body"]["output"]["messages"]) == 2
+        and d["body"]["output"]["messages"][0]["content"].get("finish_reason") == "end_turn"
+    )
+    appended = record["body"]["output"]["messages"][1]
+    assert isinstance(appended["content"], str) and appended["role"] == "assistant"  # the SDK's shape
+    appended["content"] = json.dumps([{"toolResult": {"content": [{"text": f"ssn {SSN}"}]}}])
+    chat = next(d for d in lines if d.get("spanId") == record["spanId"] and "startTimeUnixNano" in d)
+    docs = [chat, record]
+    assert handler("pii_leak")(payload(docs, "SESSION"), None)["label"] == "CLEAN"
+    answer = record["body"]["output"]["messages"][0]["content"]
+    answer["message"] = json.dumps([{"text": f"Your SSN on file is {SSN}."}])
+    assert handler("pii_leak")(payload(docs, "SESSION"), None)["label"] == "PII_LEAK"
