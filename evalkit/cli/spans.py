@@ -4,9 +4,11 @@ Writes ``DIR/results.json`` (``{"evaluationResults": [...]}``, the entries of Ag
 and ``DIR/results.csv`` (one flat row per result), prints the labels each evaluator gave, and with
 ``--fail-under RATE`` exits 1 when the pass rate is below RATE.
 
-The pass rate is the share of all results that are not errors and carry a ``value`` of at least 1.0: labels
-are free-form strings, so the numeric value is the only comparable verdict, and errors (exceptions, timeouts,
-contract violations) count against the gate rather than being left out of it.
+The pass rate is the share of all results that pass by their evaluator's rule (``spans.lambdas.passing_rule``):
+a label in the evaluator's ``PASSING_LABELS`` (an LLM judge: the top of its scale), else a ``value`` of at
+least 1.0. Errors (exceptions, timeouts, contract violations) count against the gate rather than being left
+out of it. results.json says the rule of each evaluator (``passingLabels``, by evaluator id: a list, or null
+for the value rule) and results.csv has a ``passed`` column.
 
 ``evalkit spans package NAME --out NAME.zip`` builds the AWS Lambda deployment zip of one span evaluator
 (``evalkit.spans.lambdas.packaging``) and prints what went in and the handler name.
@@ -29,8 +31,6 @@ from evalkit.documents.atomic import atomic_write
 from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
 from evalkit.errors import EvalkitError
 
-#: The value a result needs to count as passing for ``--fail-under``.
-PASS_VALUE = 1.0
 SHOWN_PROBLEMS = 20
 
 
@@ -173,7 +173,7 @@ def main(args) -> int:
             judges.close()
     out = Path(args.out)
     try:
-        json_path, csv_path = _write(results, results_frame(results), out)
+        json_path, csv_path = _write(results, results_frame(results, evaluators), out, evaluators)
     except OSError as exc:
         raise EvalkitError(f"cannot write results to {out}: {exc.strerror or exc}") from None
     chosen = len(set(args.session)) if args.session else len(table)
@@ -190,11 +190,9 @@ def main(args) -> int:
             f"Judge: {count(pool.calls_made, 'model call')}, {pool.cache_hits} cached; tokens "
             f"{judges.tokens['prompt']} prompt + {judges.tokens['completion']} completion"
         )
-    passed, total = passing(results, PASS_VALUE)
+    passed, total = passing(results, evaluators=evaluators)
     rate = passed / total if total else 0.0
-    print(
-        f"Pass rate {percent(rate)} ({passed} of {count(total, 'result')} with value >= {PASS_VALUE:g} and no error)"
-    )
+    print(f"Pass rate {percent(rate)} ({passed} of {count(total, 'result')} passing, no error)")
     print(f"Results: {json_path}")
     print(f"CSV:     {csv_path}")
     if args.fail_under is not None and rate < args.fail_under:
@@ -219,8 +217,11 @@ def _read_references(path: str) -> list:
     return data
 
 
-def _write(results: list[dict], frame, out: Path) -> tuple[Path, Path]:
+def _write(results: list[dict], frame, out: Path, evaluators) -> tuple[Path, Path]:
     json_path, csv_path = out / "results.json", out / "results.csv"
+    rules = {
+        e.evaluator_id: sorted(e.passing_labels) if e.passing_labels is not None else None for e in evaluators
+    }
     # One result per line, each encoded in one C-accelerated call: json.dump with indent would take the
     # pure-Python encoder (3 s for 50,000 results).
     encode = json.JSONEncoder(ensure_ascii=False).encode
@@ -229,7 +230,8 @@ def _write(results: list[dict], frame, out: Path) -> tuple[Path, Path]:
         for index, entry in enumerate(results):
             handle.write(",\n  " if index else "\n  ")
             handle.write(encode(entry))
-        handle.write("\n]}\n" if results else "]}\n")
+        handle.write("\n]," if results else "],")
+        handle.write(f' "passingLabels": {encode(rules)}}}\n')
     with atomic_write(csv_path, newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(frame.columns)
@@ -242,6 +244,7 @@ def _print_summary(evaluators, results: list[dict]) -> None:
     """One line per evaluator: how many results, the labels counted, the error codes counted."""
     by_key: dict[tuple[str, str], list[dict]] = {(e.name, e.level): [] for e in evaluators}
     ids = {e.evaluator_id: (e.name, e.level) for e in evaluators}
+    rules = {(e.name, e.level): e.passing_labels for e in evaluators}
     for entry in results:
         by_key[ids[entry["evaluatorId"]]].append(entry)
     width = max(len(f"{n} ({lv})") for n, lv in by_key)
@@ -255,7 +258,9 @@ def _print_summary(evaluators, results: list[dict]) -> None:
             parts.append(f"{n} error{'s' if n != 1 else ''} ({detail})")
         head = f"{name} ({level})"
         count = f"{len(entries)} result{'s' if len(entries) != 1 else ''}"
-        print(f"  {head:<{width}}  {count}: {'; '.join(parts) or '-'}")
+        declared = rules.get((name, level))
+        rule = f" [passing: {', '.join(sorted(declared))}]" if declared is not None else ""
+        print(f"  {head:<{width}}  {count}: {'; '.join(parts) or '-'}{rule}")
 
 
 # --- evalkit spans package NAME --out NAME.zip --------------------------------------------------------------

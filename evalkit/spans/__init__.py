@@ -18,7 +18,8 @@ Subpackages, as the data flows (each ``__init__`` says what it holds and what it
 - ``lambdas``: code-based evaluators as Lambda runs them. ``span_evaluator`` (``load_span_evaluator``,
   levels), ``payload`` (the AgentCore event, 6 MB truncation), ``invocation`` (the call, its deadline, the
   response contract), ``evaluator_workers`` (a worker process per evaluator: a hang is killed, a crash costs
-  one result), ``results`` (result entries, ``results_frame``, ``passing``), ``packaging`` (the zip).
+  one result), ``results`` (result entries, ``results_frame``, ``passing``), ``passing_rule`` (which labels
+  pass: ``PASSING_LABELS``, an LLM judge's top label, else value >= 1.0), ``packaging`` (the zip).
 - ``llm_judges``: AgentCore's ``Builtin.<Name>`` and custom ``<name>.json`` judges. ``builtin_judges``,
   ``llm_evaluator``, ``custom_llm_judges``, ``conversation`` (turns and placeholders), ``judge_runner``
   (``SpanJudges``).

@@ -132,7 +132,7 @@ def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterat
         for session_id, end, docs in kept:
             service = service_name(docs)
             for position, entry in enumerate(results.get(session_id, [])):
-                entry["passed"] = passed(entry)
+                entry["passed"] = passed(entry, evaluators)
                 entry["service"] = service
                 out["session_id"].append(session_id)
                 out["position"].append(position)

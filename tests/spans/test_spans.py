@@ -756,7 +756,8 @@ def test_cli_writes_results_and_gates_on_the_pass_rate(tmp_path, capsys):
     assert "Pass rate 60.0% (3 of 5 results" in printed
 
     data = json.loads((out / "results.json").read_text())
-    assert list(data) == ["evaluationResults"] and len(data["evaluationResults"]) == 5
+    assert list(data) == ["evaluationResults", "passingLabels"] and len(data["evaluationResults"]) == 5
+    assert list(data["passingLabels"].values()) == [None, None]  # neither declares PASSING_LABELS
     assert data["evaluationResults"][3]["label"] == "PARTIAL"
     with open(out / "results.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -771,7 +772,9 @@ def test_cli_writes_results_and_gates_on_the_pass_rate(tmp_path, capsys):
         "explanation",
         "errorCode",
         "errorMessage",
+        "passed",
     ]
+    assert [row["passed"] for row in rows] == ["True", "True", "True", "False", "False"]
     assert rows[0] == {
         "evaluatorName": "schema_check",
         "level": "TOOL_CALL",
@@ -783,6 +786,7 @@ def test_cli_writes_results_and_gates_on_the_pass_rate(tmp_path, capsys):
         "explanation": "8 spans",
         "errorCode": "",
         "errorMessage": "",
+        "passed": "True",
     }
     assert rows[3]["explanation"] == "2 of 3, steps, in order" and rows[3]["level"] == "SESSION"
     assert rows[4]["errorCode"] == "NoToolCalls" and rows[4]["traceId"] == ""

@@ -20,6 +20,7 @@ from typing import Any
 
 from evalkit.errors import EvaluatorConfigError
 from evalkit.spans.lambdas.packaging import shared_modules_importable
+from evalkit.spans.lambdas.passing_rule import declared_labels
 
 LEVELS = ("TRACE", "TOOL_CALL", "SESSION")
 DEFAULT_LEVEL = "TRACE"
@@ -30,7 +31,9 @@ class SpanEvaluator:
     """A Lambda-style evaluator: a ``lambda_handler(event, context)`` and the level it is registered at.
 
     ``evaluator_id`` is ``<name>-<10 characters>``, as AgentCore ids look, derived from the name and the level
-    so that it is stable across runs (and differs per level, as separate registrations do).
+    so that it is stable across runs (and differs per level, as separate registrations do). ``passing_labels``
+    are the labels that count as passing (the module's ``PASSING_LABELS``; None: the value rule, see
+    ``passing_rule``).
     """
 
     def __init__(
@@ -41,6 +44,7 @@ class SpanEvaluator:
         level: str = DEFAULT_LEVEL,
         path: str | os.PathLike | None = None,
         module: Any = None,
+        passing_labels: frozenset[str] | None = None,
     ):
         _check_name(name)
         if not callable(handler):
@@ -50,12 +54,20 @@ class SpanEvaluator:
         self.level = _level(level, f"span evaluator '{name}'")
         self.path = Path(path) if path is not None else None
         self.module = module
+        self.passing_labels = frozenset(passing_labels) if passing_labels is not None else None
         digest = hashlib.sha256(f"{name}/{self.level}".encode()).hexdigest()
         self.evaluator_id = f"{name}-{digest[:10]}"
 
     def with_level(self, level: str) -> SpanEvaluator:
         """The same handler registered at another level (AgentCore registers one evaluator per level)."""
-        return SpanEvaluator(self.name, self.handler, level=level, path=self.path, module=self.module)
+        return SpanEvaluator(
+            self.name,
+            self.handler,
+            level=level,
+            path=self.path,
+            module=self.module,
+            passing_labels=self.passing_labels,
+        )
 
     def __repr__(self) -> str:
         where = f", path={str(self.path)!r}" if self.path else ""
@@ -87,7 +99,7 @@ def load_span_evaluator(
     """Import ``<custom_dir>/<name>/<name>.py`` (default ``./custom-evaluators``) as a span evaluator.
 
     The level is the ``level`` argument, else ``options["level"]``, else the module's ``EVALUATION_LEVEL``,
-    else TRACE. The evaluator's folder is on ``sys.path`` while it is imported, as the Lambda task root is,
+    else TRACE; the passing labels are the module's ``PASSING_LABELS`` (if any). The evaluator's folder is on ``sys.path`` while it is imported, as the Lambda task root is,
     so it can import modules deployed beside it.
     """
     options = dict(options or {})
@@ -124,7 +136,12 @@ def load_span_evaluator(
     )
     source = "the level option" if level is not None or "level" in options else f"EVALUATION_LEVEL in {path}"
     return SpanEvaluator(
-        name, handler, level=_level(chosen, f"span evaluator '{name}' ({source})"), path=path, module=module
+        name,
+        handler,
+        level=_level(chosen, f"span evaluator '{name}' ({source})"),
+        path=path,
+        module=module,
+        passing_labels=declared_labels(module, f"span evaluator '{name}' ({path})"),
     )
 
 

@@ -92,6 +92,15 @@ class LLMSpanEvaluator:
     def __repr__(self) -> str:
         return f"LLMSpanEvaluator({self.name!r}, level={self.level!r})"
 
+    @property
+    def passing_labels(self) -> frozenset[str] | None:
+        """The labels that count as passing: the top of the rating scale (every label at its highest value);
+        None (the value rule) for a scale without values."""
+        values = [p.value for p in self.scale if isinstance(p.value, (int, float))]
+        if not values:
+            return None
+        return frozenset(p.label for p in self.scale if p.value == max(values))
+
     def with_level(self, level: str) -> LLMSpanEvaluator:
         if level != self.level:
             raise EvaluatorConfigError(
