@@ -52,7 +52,9 @@ def register(subparsers) -> None:
         metavar="NAME[:LEVEL]",
         action="append",
         required=True,
-        help="span evaluator: Builtin.<Name> (an AgentCore built-in LLM judge) or custom-evaluators/NAME/NAME.py; LEVEL (TRACE, TOOL_CALL, SESSION) overrides its "
+        help="span evaluator: Builtin.<Name> (an AgentCore built-in: an LLM judge or Builtin.Trajectory*Match) "
+        "or custom-evaluators/NAME/NAME.py (or NAME.json, an LLM judge); LEVEL (TRACE, TOOL_CALL, SESSION) "
+        "overrides its "
         "EVALUATION_LEVEL; repeat for several (at most 10, as AgentCore allows)",
     )
     ev.add_argument(
@@ -65,14 +67,17 @@ def register(subparsers) -> None:
     ev.add_argument(
         "--reference-inputs",
         metavar="FILE",
-        help="JSON list of AgentCore reference inputs (context.spanContext.sessionId, expectedResponse, ...)",
+        help='AgentCore ground truth: a JSON list (or {"evaluationReferenceInputs": [...]}) of reference '
+        "inputs, each context.spanContext.sessionId (and traceId for one trace) with expectedResponse, "
+        "assertions and/or expectedTrajectory; read by code evaluators, Builtin.Correctness, "
+        "Builtin.GoalSuccessRate, Builtin.Trajectory*Match and custom judges' ground-truth placeholders",
     )
     ev.add_argument(
         "--fail-under",
         metavar="RATE",
         type=parse_rate,
-        help="exit 1 when the share of results that are not errors and have value >= 1.0 is below RATE "
-        "(0-1, or 80%%)",
+        help="exit 1 when the share of results that are not errors and have value >= 1.0 (for a categorical "
+        "LLM judge: a passing label) is below RATE (0-1, or 80%%)",
     )
     ev.add_argument(
         "--timeout",
@@ -173,7 +178,10 @@ def main(args) -> int:
             f"Judge: {count(pool.calls_made, 'model call')}, {pool.cache_hits} cached; tokens "
             f"{judges.tokens['prompt']} prompt + {judges.tokens['completion']} completion"
         )
-    passed, total = passing(results, PASS_VALUE)
+    by_label = {
+        e.evaluator_id: e.passing_labels for e in evaluators if getattr(e, "kind", None) == "categorical"
+    }
+    passed, total = passing(results, PASS_VALUE, by_label)
     rate = passed / total if total else 0.0
     print(
         f"Pass rate {percent(rate)} ({passed} of {count(total, 'result')} with value >= {PASS_VALUE:g} and no error)"

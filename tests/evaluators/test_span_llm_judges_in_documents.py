@@ -18,7 +18,7 @@ CONFIG = {
         "llmAsAJudge": {
             "instructions": "Is the answer on topic?\n\n# Conversation\n{context}\n\n# Assistant response\n{assistant_turn}",
             "ratingScale": {
-                "categorical": [
+                "numerical": [
                     {"label": "Off topic", "value": 0.0, "definition": "about something else"},
                     {"label": "Partly", "value": 0.5, "definition": "partly on topic"},
                     {"label": "On topic", "value": 1.0, "definition": "entirely on topic"},

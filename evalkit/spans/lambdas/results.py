@@ -79,15 +79,23 @@ def results_frame(results: list[dict]) -> pd.DataFrame:
     return frame
 
 
-def passing(results: list[dict], threshold: float = 1.0) -> tuple[int, int]:
+def passing(
+    results: list[dict], threshold: float = 1.0, labels: dict[str, tuple[str, ...]] | None = None
+) -> tuple[int, int]:
     """``(passing, total)``: results without an error whose numeric ``value`` is >= ``threshold``, of all.
 
-    Errors and results without a value count against the rate: a gate must not pass because evaluators
-    crashed or timed out.
+    ``labels`` maps an ``evaluatorId`` to the labels that pass for it: its results pass by label instead (an
+    LLM judge with a categorical scale, whose results carry a label and no value, as AgentCore's do). Errors
+    and results without a value count against the rate: a gate must not pass because evaluators crashed or
+    timed out.
     """
-    passed = sum(
-        1
-        for r in results
-        if "errorCode" not in r and isinstance(r.get("value"), (int, float)) and r["value"] >= threshold
-    )
-    return passed, len(results)
+    labels = labels or {}
+
+    def passed(r: dict) -> bool:
+        if "errorCode" in r:
+            return False
+        if r.get("evaluatorId") in labels:
+            return r.get("label") in labels[r["evaluatorId"]]
+        return isinstance(r.get("value"), (int, float)) and r["value"] >= threshold
+
+    return sum(1 for r in results if passed(r)), len(results)
