@@ -3,7 +3,7 @@ model configuration.
 
 The shapes are those of the botocore service model ``bedrock-agentcore-control`` (``LlmAsAJudgeEvaluatorConfig``,
 ``RatingScale``, ``NumericalScaleDefinition``, ``CategoricalScaleDefinition``, ``EvaluatorModelConfig``,
-``BedrockEvaluatorModelConfig``, ``InferenceConfiguration``); ``tests/spans/data/agentcore_control_shapes.json``
+``BedrockEvaluatorModelConfig``, ``InferenceConfiguration``); ``tests/spans/data/agentcore_judge_shapes.json``
 holds the parts of it these checks follow, and a test holds the two together.
 
 * ``ratingScale`` is a union: exactly one of ``numerical`` (entries ``label``, ``value`` >= 0, ``definition``,
