@@ -6,6 +6,11 @@
 * ``<name>`` or ``<name>:LEVEL``: ``custom-evaluators/<name>/<name>.py``, a Lambda-style code-based evaluator
   (``span_evaluator.load_span_evaluator``), or ``custom-evaluators/<name>/<name>.json``, an LLM-as-judge
   configuration (``custom_llm_judges``; ``:LEVEL`` must then be its level). A folder with both is an error.
+
+Online (``spans serve``, ``spans stream``) there are no reference inputs: ``online_evaluator`` refuses the
+evaluators that cannot run without them (the ``Builtin.Trajectory*Match``, and custom judges whose
+instructions use ``{expected_response}``, ``{assertions}`` or ``{expected_tool_trajectory}``), as AgentCore's
+online evaluation configurations take no ground truth.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from pathlib import Path
 from evalkit.errors import EvaluatorConfigError
 from evalkit.spans.lambdas.span_evaluator import SpanEvaluator, load_span_evaluator
 from evalkit.spans.llm_judges.custom_llm_judges import load_llm_judge
-from evalkit.spans.llm_judges.llm_evaluator import LLMSpanEvaluator, builtin_evaluator
+from evalkit.spans.llm_judges.llm_evaluator import PLACEHOLDER_FIELDS, LLMSpanEvaluator, builtin_evaluator
 from evalkit.spans.llm_judges.trajectory_match import MODES, TrajectoryMatch
 
 BUILTIN_PREFIX = "Builtin."
@@ -45,3 +50,21 @@ def resolve_span_evaluator(
         evaluator = load_llm_judge(name, config)
         return evaluator.with_level(level.upper()) if level else evaluator
     return load_span_evaluator(name, custom_dir, level=level or None)
+
+
+def online_evaluator(spec: str, custom_dir: str | os.PathLike | None = None):
+    """``resolve_span_evaluator`` for online evaluation: evaluators that need reference inputs are refused."""
+    evaluator = resolve_span_evaluator(spec, custom_dir)
+    if isinstance(evaluator, TrajectoryMatch):
+        raise EvaluatorConfigError(
+            f"{evaluator.name} compares a session with its expectedTrajectory (ground truth); online "
+            "evaluation has no reference inputs: run it with spans eval --reference-inputs FILE"
+        )
+    needs = [p for p in getattr(evaluator, "used", ()) if p in PLACEHOLDER_FIELDS]
+    if needs:
+        raise EvaluatorConfigError(
+            f"span evaluator '{evaluator.name}': its instructions use {', '.join('{' + p + '}' for p in needs)} "
+            "(ground truth); online evaluation has no reference inputs: run it with spans eval "
+            "--reference-inputs FILE"
+        )
+    return evaluator

@@ -151,7 +151,7 @@ def _check(
     them, with its messages), filters parse, ranges hold, LLM judges have a judge model (as ``spans serve``:
     ``EnvironmentConfigError``, exit 3). Returns the evaluators' names and the judge model (None without judges).
     """
-    from evalkit.spans.evaluator_specs import resolve_span_evaluator
+    from evalkit.spans.evaluator_specs import online_evaluator
     from evalkit.spans.llm_judges.judge_runner import SpanJudges, needs_judges
 
     if not evaluators:
@@ -165,7 +165,7 @@ def _check(
     if output_format not in ("jsonl", "parquet"):
         raise EvalkitError(f"output format {output_format!r}: use jsonl or parquet")
     parse_filters(filters)
-    loaded = [resolve_span_evaluator(spec, folder) for spec in evaluators]
+    loaded = [online_evaluator(spec, folder) for spec in evaluators]
     keys = [(e.name, e.level) for e in loaded]
     if len(set(keys)) != len(keys):
         raise EvalkitError(f"an evaluator is named twice: {', '.join(evaluators)}")

@@ -323,3 +323,15 @@ def test_reference_input_mistakes_are_named(tmp_path, capsys, reference, message
     argv = ["spans", "eval", str(DATA), "--out", str(tmp_path / "o"), "--reference-inputs", str(path)]
     assert run_cli([*argv, "--evaluator", "Builtin.TrajectoryAnyOrderMatch"]) == 2
     assert message in capsys.readouterr().out
+
+
+def test_online_evaluation_refuses_evaluators_that_need_reference_inputs(tmp_path, capsys):
+    from evalkit.cli import main
+
+    write_config(tmp_path, "same_facts", TRACE_JUDGE)
+    argv = ["spans", "serve", "--store", str(tmp_path / "s"), "--custom-dir", str(tmp_path), "--port", "0"]
+    assert main([*argv, "--evaluator", "Builtin.TrajectoryExactOrderMatch"]) == 2
+    assert "online evaluation has no reference inputs" in capsys.readouterr().err
+    assert main([*argv, "--evaluator", "same_facts"]) == 2
+    assert "{expected_response} (ground truth)" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()
