@@ -76,7 +76,7 @@ class SpanDocumentEvaluator:
                 except Exception as exc:  # noqa: BLE001 - a bad level or broken spans: this row's error
                     errors[i], codes[i] = f"{type(exc).__name__}: {exc}", "evaluatorError"
                     continue
-                scores[i], reasons[i], errors[i], codes[i] = _combine(results, evaluator.level)
+                scores[i], reasons[i], errors[i], codes[i] = _combine(results, evaluator.level, evaluator)
             finally:
                 if self.on_row_done is not None:
                     self.on_row_done()
@@ -86,8 +86,9 @@ class SpanDocumentEvaluator:
         return verdict_frame(rows.index, scores, thresholds, reasons, errors, codes)
 
 
-def _combine(results: list[dict], level: str):
-    """(score, reason, error, code) of one row from its span-evaluation results."""
+def _combine(results: list[dict], level: str, evaluator=None):
+    """(score, reason, error, code) of one row from its span-evaluation results. A categorical LLM judge's
+    results carry a label and no value (as AgentCore's do): a passing label scores 1.0, another 0.0."""
     if not results:
         return np.nan, None, f"nothing to evaluate at level {level} in this item's spans", "evaluatorError"
     failed = [r for r in results if "errorCode" in r]
@@ -95,6 +96,8 @@ def _combine(results: list[dict], level: str):
         first = failed[0]
         return np.nan, None, f"{first['errorCode']}: {first.get('errorMessage', '')}", "evaluatorError"
     values = [r.get("value") for r in results]
+    if getattr(evaluator, "kind", None) == "categorical":
+        values = [1.0 if r.get("label") in evaluator.passing_labels else 0.0 for r in results]
     if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in values):
         label = next(r["label"] for r, v in zip(results, values) if not isinstance(v, (int, float)))
         return (
