@@ -6,7 +6,14 @@ and ``DIR/results.csv`` (one flat row per result), prints the labels each evalua
 
 The pass rate is the share of all results that are not errors and carry a ``value`` of at least 1.0: labels
 are free-form strings, so the numeric value is the only comparable verdict, and errors (exceptions, timeouts,
-contract violations) count against the gate rather than being left out of it.
+contract violations) count against the gate rather than being left out of it. A categorical LLM judge's
+results carry a label and no value (as AgentCore's do): they pass by its passing labels
+(``LLMSpanEvaluator.passing_labels``).
+
+``--reference-inputs FILE`` is AgentCore's ground truth (``evaluationReferenceInputs``): code evaluators get
+their session's in the payload; ``Builtin.Correctness``, ``Builtin.GoalSuccessRate``, the three
+``Builtin.Trajectory*Match`` and custom judges' ground-truth placeholders read them
+(``llm_judges.ground_truth``).
 
 ``evalkit spans package NAME --out NAME.zip`` builds the AWS Lambda deployment zip of one span evaluator
 (``evalkit.spans.lambdas.packaging``) and prints what went in and the handler name.

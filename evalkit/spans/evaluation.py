@@ -80,7 +80,9 @@ def evaluate_spans(
     like the entries of the Evaluate API's ``evaluationResults``; a failed call is an error entry and never
     stops the run.
 
-    LLM-as-judge evaluators (``Builtin.<Name>``, ``LLMSpanEvaluator``) are judged through ``judges`` (a
+    ``Builtin.Trajectory*Match`` compare each session's tool calls with its reference inputs'
+    ``expectedTrajectory`` (no model). LLM-as-judge evaluators (``Builtin.<Name>``, ``LLMSpanEvaluator``)
+    read the reference inputs they use (``llm_judges.ground_truth``) and are judged through ``judges`` (a
     ``SpanJudges``: model, pool, cache); without it one is made from the environment, and no judge model
     configured is an ``EnvironmentConfigError`` before any work.
 
