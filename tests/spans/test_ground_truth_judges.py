@@ -335,3 +335,44 @@ def test_online_evaluation_refuses_evaluators_that_need_reference_inputs(tmp_pat
     assert main([*argv, "--evaluator", "same_facts"]) == 2
     assert "{expected_response} (ground truth)" in capsys.readouterr().err
     assert not (tmp_path / "s").exists()
+
+
+# --- reference inputs as AWS's bedrock-agentcore SDK builds them ------------------------------------------
+
+
+def _sdk_reference_inputs(session: str, trace_ids: list[str], **ground_truth) -> list[dict]:
+    """The ``evaluationReferenceInputs`` AWS's SDK sends for a ``ReferenceInputs`` (its EvaluationClient)."""
+    from bedrock_agentcore.evaluation.client import EvaluationClient, ReferenceInputs
+
+    return EvaluationClient._build_reference_inputs(session, ReferenceInputs(**ground_truth), trace_ids)
+
+
+def test_reference_inputs_built_by_aws_sdk_reach_the_judges(judge_env):
+    references = _sdk_reference_inputs(
+        GENAI,
+        [T1, T2],
+        assertions=["The agent quoted Microsoft's price"],
+        expected_trajectory=["get_stock_data", "get_stock_data", "search_news"],
+        expected_response="Microsoft (MSFT) trades at $415.10.",  # a plain string: the SDK targets the last trace
+    )
+    assert references[-1]["context"]["spanContext"] == {"sessionId": GENAI, "traceId": T2}
+    judge_env.script = [
+        Reply({"label": "Perfectly Correct"}),
+        Reply({"label": "CORRECT"}),
+        Reply({"label": "SUCCESS"}),
+    ]
+    results = spans.evaluate_spans(
+        DATA, ["Builtin.Correctness", "Builtin.GoalSuccessRate", "Builtin.TrajectoryExactOrderMatch"],
+        session=GENAI, reference_inputs=references, judges=SpanJudges(concurrency=1),
+    )  # fmt: skip
+    labels = [(r["evaluatorName"], r["context"]["spanContext"].get("traceId"), r["label"]) for r in results]
+    assert labels == [
+        ("Builtin.Correctness", T1, "Perfectly Correct"),
+        ("Builtin.Correctness", T2, "CORRECT"),
+        ("Builtin.GoalSuccessRate", None, "SUCCESS"),
+        ("Builtin.TrajectoryExactOrderMatch", None, "Yes"),
+    ]
+    assert "Microsoft (MSFT) trades at $415.10." in user_message(judge_env.requests[1])
+    assert "1. The agent quoted Microsoft's price" in user_message(judge_env.requests[2])
+    assert results[2]["ignoredReferenceInputFields"] == ["expectedResponse", "expectedTrajectory"]
+    assert results[3]["ignoredReferenceInputFields"] == ["expectedResponse", "assertions"]

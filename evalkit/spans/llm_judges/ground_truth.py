@@ -6,8 +6,8 @@ A reference input is ``{"context": {"spanContext": {"sessionId", "traceId"?}}, "
 name). Which target a field applies to (AgentCore's page "Ground truth evaluations" gives each a scope):
 
 * ``expectedResponse`` is trace-level: one with a ``traceId`` applies to that trace only; one without (session
-  context only) applies to the session's last trace (evalkit's reading of the page, where a session-level
-  expected response stands for the final answer);
+  context only) applies to the session's last trace, as AWS's ``bedrock-agentcore`` SDK targets a plain-string
+  expected response (``EvaluationClient``: "A plain string applies to the last trace");
 * ``assertions`` and ``expectedTrajectory`` are session-level: read from the reference without a ``traceId``;
   given on a trace-level reference they are used by no evaluator (and listed as ignored).
 
