@@ -255,3 +255,54 @@ def test_the_bundled_numerical_example_still_normalises():
     assert judge.kind == "numerical" and judge.passing_labels == ("Excellent",)
     assert [p.value for p in judge.scale] == [0.2, 0.4, 0.6, 0.8, 1.0]
     assert re.fullmatch(r"market_answer_quality-[0-9a-f]{10}", judge.evaluator_id)
+
+
+# --- evalkit refuses what botocore's own validator refuses ---------------------------------------------------
+
+
+def _botocore_problems(config: dict) -> str:
+    """botocore's parameter validation of ``config`` as a CreateEvaluator request (offline: the service model
+    ships in the botocore package); empty when botocore would send it."""
+    import botocore.session
+    from botocore.validate import ParamValidator
+
+    model = botocore.session.get_session().get_service_model("bedrock-agentcore-control")
+    shape = model.operation_model("CreateEvaluator").input_shape
+    params = {k: v for k, v in config.items() if k in shape.members}  # passingLabels is evalkit's
+    report = ParamValidator().validate(params, shape)
+    return report.generate_report() if report.has_errors() else ""
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda c, j: None,
+        lambda c, j: j["ratingScale"]["categorical"][0].update(value=0.0),
+        lambda c, j: j["ratingScale"]["categorical"][1].update(score=1),
+        lambda c, j: j["ratingScale"]["categorical"][1].pop("definition"),
+        lambda c, j: j.update(ratingScale={"numerical": [{"label": "a", "value": 1, "definition": "d"},
+                                                         {"label": "b", "value": 2, "definition": "d"}]}),
+        lambda c, j: j.update(ratingScale={"numerical": [{"label": "a", "value": -1, "definition": "d"},
+                                                         {"label": "b", "value": 2, "definition": "d"}]}),
+        lambda c, j: j.update(ratingScale={"numerical": [], "categorical": []}),
+        lambda c, j: j.update(rubric="x"),
+        lambda c, j: _bedrock(j).update(region="x"),
+        lambda c, j: _bedrock(j).pop("modelId"),
+        lambda c, j: _bedrock(j)["inferenceConfig"].update(seed=1),
+        # temperature 1.5 is left out: botocore does not check a float's maximum before sending (the model's
+        # max is 1, test_model_configuration_members_are_the_api_ones); evalkit refuses it as the service would.
+        lambda c, j: _bedrock(j)["inferenceConfig"].update(maxTokens=0),
+        lambda c, j: _bedrock(j)["inferenceConfig"].update(stopSequences="END"),
+        lambda c, j: _bedrock(j)["inferenceConfig"].update(stopSequences=[""]),
+        lambda c, j: j.update(modelConfig={"responsesEvaluatorModelConfig": {"modelId": "m", "topP": 0.5}}),
+    ],
+)  # fmt: skip
+def test_evalkit_and_botocore_agree_on_what_createevaluator_takes(tmp_path, change):
+    config = _with(change)
+    write_config(tmp_path, "agreeable", config)
+    try:
+        resolve_span_evaluator("agreeable", tmp_path)
+        refused = ""
+    except EvaluatorConfigError as exc:
+        refused = str(exc)
+    assert bool(refused) == bool(_botocore_problems(config)), (refused, _botocore_problems(config))
