@@ -18,6 +18,7 @@ import pytest
 
 from evalkit import spans
 from evalkit.errors import EvalkitError
+from evalkit.spans.llm_judges.ground_truth import check_reference_inputs
 from evalkit.spans.llm_judges.judge_runner import SpanJudges
 from evalkit.spans.llm_judges.trajectory_match import match
 from evalkit.testing import Reply
@@ -376,3 +377,34 @@ def test_reference_inputs_built_by_aws_sdk_reach_the_judges(judge_env):
     assert "1. The agent quoted Microsoft's price" in user_message(judge_env.requests[2])
     assert results[2]["ignoredReferenceInputFields"] == ["expectedResponse", "expectedTrajectory"]
     assert results[3]["ignoredReferenceInputFields"] == ["expectedResponse", "assertions"]
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        ref(BROKER, FIRST, expectedResponse=text("x")),
+        ref(BROKER, assertions=[text("a")], expectedTrajectory={"toolNames": ["t"]}),
+        ref(BROKER, expected_response=text("x")),
+        ref(BROKER, expectedResponse="x"),
+        ref(BROKER, expectedResponse={"text": "x", "lang": "en"}),
+        ref(BROKER, assertions="a"),
+        ref(BROKER, expectedTrajectory={"tools": ["t"]}),
+        {"expectedResponse": text("x")},
+    ],
+)
+def test_evalkit_and_botocore_agree_on_reference_inputs(reference):
+    """evalkit refuses a reference input exactly when botocore's validator of the Evaluate request does."""
+    import botocore.session
+    from botocore.validate import ParamValidator
+
+    shape = botocore.session.get_session().get_service_model("bedrock-agentcore").operation_model("Evaluate")
+    request = {"evaluatorId": "Builtin.Correctness", "evaluationInput": {"sessionSpans": [{}]}}
+    report = ParamValidator().validate(
+        {**request, "evaluationReferenceInputs": [reference]}, shape.input_shape
+    )
+    try:
+        check_reference_inputs([reference])
+        refused = False
+    except EvalkitError:
+        refused = True
+    assert refused == report.has_errors(), report.generate_report()
