@@ -214,7 +214,9 @@ def _read_references(path: str) -> list:
         data = data["evaluationReferenceInputs"]
     if not isinstance(data, list):
         raise EvalkitError(f"{path}: expected a JSON list of reference inputs")
-    return data
+    from evalkit.spans.llm_judges.ground_truth import check_reference_inputs
+
+    return check_reference_inputs(data, path)
 
 
 def _write(results: list[dict], frame, out: Path) -> tuple[Path, Path]:

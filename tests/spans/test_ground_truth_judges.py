@@ -323,7 +323,7 @@ def test_reference_input_mistakes_are_named(tmp_path, capsys, reference, message
     path.write_text(json.dumps([reference]))
     argv = ["spans", "eval", str(DATA), "--out", str(tmp_path / "o"), "--reference-inputs", str(path)]
     assert run_cli([*argv, "--evaluator", "Builtin.TrajectoryAnyOrderMatch"]) == 2
-    assert message in capsys.readouterr().out
+    assert f"{path}: reference input {message}" in capsys.readouterr().out
 
 
 def test_online_evaluation_refuses_evaluators_that_need_reference_inputs(tmp_path, capsys):

@@ -62,14 +62,16 @@ class GroundTruth:
         return values, [f for f in FIELDS if f in given]
 
 
-def check_reference_inputs(references: Any, where: str = "reference inputs") -> list[dict]:
-    """The reference inputs, each checked against the ``EvaluationReferenceInput`` shape."""
+def check_reference_inputs(references: Any, where: str = "") -> list[dict]:
+    """The reference inputs, each checked against the ``EvaluationReferenceInput`` shape (``where``: the file,
+    named in errors)."""
+    prefix = f"{where}: " if where else ""
     if not isinstance(references, list):
         raise EvalkitError(
-            f"{where}: expected a list of AgentCore reference inputs (evaluationReferenceInputs)"
+            f"{prefix}expected a list of AgentCore reference inputs (evaluationReferenceInputs)"
         )
     for i, ref in enumerate(references):
-        at = f"{where}: [{i}]"
+        at = f"{prefix}reference input [{i}]"
         if not isinstance(ref, dict):
             raise EvalkitError(f"{at} must be an object with 'context' and ground-truth fields")
         unknown = sorted(set(ref) - set(KEYS))
