@@ -25,7 +25,7 @@ from collections.abc import Iterator
 import pandas as pd
 
 from evalkit.spans.llm_judges.judge_runner import SpanJudges
-from evalkit.spans.online.session_evaluation import passed, service_name
+from evalkit.spans.online.session_evaluation import categorical_labels, passed, service_name
 from evalkit.spans.online.session_tracking import parse_filters, sampled, session_matches
 from evalkit.spans.reading import loading
 from evalkit.spans.reading.span_frame import session_id_of
@@ -132,10 +132,11 @@ def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterat
             if evaluators and session_matches(docs, filters):
                 kept.append((session_id, end, docs))
         results = _evaluate(kept, evaluators, judges, settings["timeout"])
+        labels = categorical_labels(evaluators)
         for session_id, end, docs in kept:
             service = service_name(docs)
             for position, entry in enumerate(results.get(session_id, [])):
-                entry["passed"] = passed(entry)
+                entry["passed"] = passed(entry, labels)
                 entry["service"] = service
                 out["session_id"].append(session_id)
                 out["position"].append(position)

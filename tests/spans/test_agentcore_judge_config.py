@@ -306,3 +306,32 @@ def test_evalkit_and_botocore_agree_on_what_createevaluator_takes(tmp_path, chan
     except EvaluatorConfigError as exc:
         refused = str(exc)
     assert bool(refused) == bool(_botocore_problems(config)), (refused, _botocore_problems(config))
+
+
+def test_a_categorical_judge_online_passes_by_label(model_server, monkeypatch, tmp_path):
+    """spans serve: the label-only results of a categorical judge pass by its passing labels (metrics 1/0)."""
+    from evalkit.spans import serve
+    from tests.spans.test_online import _lines, _post, _wait
+    from tests.spans.test_spans import to_otlp
+
+    monkeypatch.setenv("OPENAI_BASE_URL", model_server.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("OPENAI_MODEL", "judge")
+    config = copy.deepcopy(FULL)
+    config["level"] = "SESSION"
+    config["evaluatorConfig"]["llmAsAJudge"]["instructions"] = "Does the agent agree?\n{context}"
+    write_config(tmp_path / "ce", "agreeable", config)
+    model_server.script = [Reply({"label": "Agrees"}), Reply({"label": "Neutral"})] * 2
+    store = tmp_path / "store"
+    server = serve(store, evaluators=["agreeable"], custom_dir=tmp_path / "ce", port=0, session_timeout=0.3,
+                   poll_interval=0.02).start()  # fmt: skip
+    try:
+        docs = [json.loads(line) for line in DATA.read_text().splitlines()]
+        assert _post(server.port, json.dumps(to_otlp(docs)).encode())[0] == 200
+        metrics = _wait(lambda: len(_lines(store / "metrics.jsonl")) == 4 and _lines(store / "metrics.jsonl"))
+    finally:
+        server.stop()
+    events = [r["attributes"] for r in _lines(store / "results.jsonl")]
+    assert all("gen_ai.evaluation.score.value" not in e for e in events)
+    scored = sorted((m["label"], m["agreeable"]) for m in metrics)
+    assert scored == [("Agrees", 1.0), ("Agrees", 1.0), ("Neutral", 0.0), ("Neutral", 0.0)]

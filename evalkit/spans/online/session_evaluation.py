@@ -31,14 +31,23 @@ PASS_VALUE = 1.0
 PASS_LABELS = frozenset({"PASS", "PASSED", "TRUE", "YES"})
 
 
-def passed(entry: dict) -> bool:
-    """A result passes: no error, and value >= 1.0 (or, without a value, a PASS-like label)."""
+def passed(entry: dict, labels: dict[str, tuple[str, ...]] | None = None) -> bool:
+    """A result passes: no error, and value >= 1.0 (or, without a value, a PASS-like label). ``labels``:
+    evaluator id -> passing labels, for the evaluators whose results pass by label (categorical LLM judges,
+    ``categorical_labels``)."""
     if "errorCode" in entry:
         return False
+    if labels and entry.get("evaluatorId") in labels:
+        return entry.get("label") in labels[entry["evaluatorId"]]
     value = entry.get("value")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return value >= PASS_VALUE
     return str(entry.get("label", "")).strip().upper() in PASS_LABELS
+
+
+def categorical_labels(evaluators) -> dict[str, tuple[str, ...]]:
+    """Evaluator id -> passing labels of the categorical LLM judges among ``evaluators`` (label-only results)."""
+    return {e.evaluator_id: e.passing_labels for e in evaluators if getattr(e, "kind", None) == "categorical"}
 
 
 def evaluate_session(
@@ -68,8 +77,9 @@ def evaluate_session(
         [session_spans(session_id, docs)], evaluators, timeout=timeout, judges=judges, workers=workers
     )
     service = service_name(docs)
+    labels = categorical_labels(evaluators)
     for entry in results:
-        entry["passed"] = passed(entry)
+        entry["passed"] = passed(entry, labels)
         entry["service"] = service
         if config_id is not None:
             entry["onlineEvaluationConfigId"] = config_id
