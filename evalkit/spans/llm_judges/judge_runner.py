@@ -109,13 +109,11 @@ def evaluate_llm(
         for trace_id, span_id in group.targets(evaluator.level):
             entry = result_entry(evaluator, group.id, trace_id, span_id)
             entries.append(entry)
-            given, judge = truth.for_target(evaluator.level, trace_id, last), evaluator
-            if evaluator.reference is not None and evaluator.reference[0] in given[0]:
-                judge = evaluator.reference[1]
-            used = evaluator.reference_fields if judge is not evaluator or evaluator.reference is None else ()
-            note_ignored(entry, given[1], used)
+            applying, given = truth.for_target(evaluator.level, trace_id, last)
+            judge, used = _judge_for(evaluator, applying)
+            note_ignored(entry, given, used)
             values = placeholders(conv, evaluator.level, trace_id, span_id)
-            reference = reference_values(given[0], tool_names)
+            reference = reference_values(applying, tool_names)
             values.update(reference)
             problem = _missing_reference(judge, reference, group.id, trace_id) or _nothing_to_judge(
                 judge, values, trace_id
@@ -157,6 +155,15 @@ def evaluate_llm(
 
     judges.pool.run(calls, on_done=done)
     return entries
+
+
+def _judge_for(evaluator: LLMSpanEvaluator, applying: dict) -> tuple[LLMSpanEvaluator, tuple[str, ...]]:
+    """The evaluator to judge a target with (a built-in's ground-truth form when its field applies) and the
+    reference fields it uses there."""
+    if evaluator.reference is None:  # custom judges (their placeholders' fields) and built-ins without one
+        return evaluator, evaluator.reference_fields
+    field, ground_truth_form = evaluator.reference
+    return (ground_truth_form, (field,)) if field in applying else (evaluator, ())
 
 
 def _missing_reference(judge: LLMSpanEvaluator, reference: dict, session_id: str, trace_id) -> tuple | None:
