@@ -125,7 +125,9 @@ def record_sessions() -> list:
     """The sessions as finished OpenTelemetry SDK spans, in Strands' shape."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider(
-        resource=Resource.create({"service.name": "market-trends-agent", "telemetry.sdk.name": "opentelemetry"}),
+        resource=Resource.create(
+            {"service.name": "market-trends-agent", "telemetry.sdk.name": "opentelemetry"}
+        ),
         id_generator=SeededIds(21),
     )
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -162,7 +164,10 @@ def _turn(tracer, session_id: str, user: str, tools: list, answer: str, clock: i
         chat.add_event("gen_ai.user.message", {"content": _text_blocks(user)}, timestamp=now + 1_000)
         chat.add_event(
             "gen_ai.choice",
-            {"message": json.dumps([{"toolUse": {"name": tool, "input": arguments}}]), "finish_reason": "tool_use"},
+            {
+                "message": json.dumps([{"toolUse": {"name": tool, "input": arguments}}]),
+                "finish_reason": "tool_use",
+            },
             timestamp=now + SECOND // 2,
         )
         chat.end(end_time=now + SECOND // 2)
@@ -194,7 +199,9 @@ def _turn(tracer, session_id: str, user: str, tools: list, answer: str, clock: i
     )
     chat.add_event("gen_ai.user.message", {"content": _text_blocks(user)}, timestamp=now + 1_000)
     chat.add_event(
-        "gen_ai.choice", {"message": _text_blocks(answer), "finish_reason": "end_turn"}, timestamp=now + SECOND
+        "gen_ai.choice",
+        {"message": _text_blocks(answer), "finish_reason": "end_turn"},
+        timestamp=now + SECOND,
     )
     chat.end(end_time=now + SECOND)
     now += 2 * SECOND

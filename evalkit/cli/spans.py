@@ -10,6 +10,11 @@ least 1.0. Errors (exceptions, timeouts, contract violations) count against the 
 out of it. results.json says the rule of each evaluator (``passingLabels``, by evaluator id: a list, or null
 for the value rule) and results.csv has a ``passed`` column.
 
+``--reference-inputs FILE`` is AgentCore's ground truth (``evaluationReferenceInputs``): code evaluators get
+their session's in the payload; ``Builtin.Correctness``, ``Builtin.GoalSuccessRate``, the three
+``Builtin.Trajectory*Match`` and custom judges' ground-truth placeholders read them
+(``llm_judges.ground_truth``).
+
 ``evalkit spans package NAME --out NAME.zip`` builds the AWS Lambda deployment zip of one span evaluator
 (``evalkit.spans.lambdas.packaging``) and prints what went in and the handler name.
 """
@@ -55,7 +60,9 @@ def register(subparsers) -> None:
         metavar="NAME[:LEVEL]",
         action="append",
         required=True,
-        help="span evaluator: Builtin.<Name> (an AgentCore built-in LLM judge) or custom-evaluators/NAME/NAME.py; LEVEL (TRACE, TOOL_CALL, SESSION) overrides its "
+        help="span evaluator: Builtin.<Name> (an AgentCore built-in: an LLM judge or Builtin.Trajectory*Match) "
+        "or custom-evaluators/NAME/NAME.py (or NAME.json, an LLM judge); LEVEL (TRACE, TOOL_CALL, SESSION) "
+        "overrides its "
         "EVALUATION_LEVEL; repeat for several (at most 10, as AgentCore allows)",
     )
     ev.add_argument(
@@ -68,14 +75,17 @@ def register(subparsers) -> None:
     ev.add_argument(
         "--reference-inputs",
         metavar="FILE",
-        help="JSON list of AgentCore reference inputs (context.spanContext.sessionId, expectedResponse, ...)",
+        help='AgentCore ground truth: a JSON list (or {"evaluationReferenceInputs": [...]}) of reference '
+        "inputs, each context.spanContext.sessionId (and traceId for one trace) with expectedResponse, "
+        "assertions and/or expectedTrajectory; read by code evaluators, Builtin.Correctness, "
+        "Builtin.GoalSuccessRate, Builtin.Trajectory*Match and custom judges' ground-truth placeholders",
     )
     ev.add_argument(
         "--fail-under",
         metavar="RATE",
         type=parse_rate,
-        help="exit 1 when the share of results that are not errors and have value >= 1.0 is below RATE "
-        "(0-1, or 80%%)",
+        help="exit 1 when the share of results that are not errors and have value >= 1.0 (for a categorical "
+        "LLM judge: a passing label) is below RATE (0-1, or 80%%)",
     )
     ev.add_argument(
         "--timeout",
@@ -214,7 +224,9 @@ def _read_references(path: str) -> list:
         data = data["evaluationReferenceInputs"]
     if not isinstance(data, list):
         raise EvalkitError(f"{path}: expected a JSON list of reference inputs")
-    return data
+    from evalkit.spans.llm_judges.ground_truth import check_reference_inputs
+
+    return check_reference_inputs(data, path)
 
 
 def _write(results: list[dict], frame, out: Path, evaluators) -> tuple[Path, Path]:

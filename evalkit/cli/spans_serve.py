@@ -68,8 +68,10 @@ def register(commands) -> None:
         metavar="KEY=VALUE",
         action="append",
         default=[],
-        help="evaluate only sessions with a span whose attribute matches: KEY=VALUE, KEY!=VALUE, KEY~=VALUE "
-        "(contains), KEY>N, KEY<N; repeat for several (all must match)",
+        help="evaluate only sessions with a span whose attribute matches (AgentCore's filter operators): "
+        "KEY=VALUE (Equals), KEY!=VALUE (NotEquals), KEY~=VALUE (Contains), KEY!~=VALUE (NotContains), "
+        "KEY>N, KEY<N, KEY>=N, KEY<=N (GreaterThan, LessThan, ...OrEqual); repeat for several, at most 5 "
+        "(all must match)",
     )
     sv.add_argument("--token", help="require the header Authorization: Bearer TOKEN")
     sv.add_argument(

@@ -100,7 +100,8 @@ def register(commands) -> None:
         metavar="KEY=VALUE",
         action="append",
         default=[],
-        help="as spans serve: KEY=VALUE, KEY!=VALUE, KEY~=VALUE, KEY>N, KEY<N (all must match)",
+        help="as spans serve: KEY=VALUE, KEY!=VALUE, KEY~=VALUE, KEY!~=VALUE, KEY>N, KEY<N, KEY>=N, KEY<=N "
+        "(AgentCore's eight operators; at most 5, all must match)",
     )
     st.add_argument("--timeout", metavar="SECONDS", type=float, default=300.0, help="per evaluator call")
     st.add_argument(

@@ -80,8 +80,10 @@ class SpanDocumentEvaluator:
                 except Exception as exc:  # noqa: BLE001 - a bad level or broken spans: this row's error
                     errors[i], codes[i] = f"{type(exc).__name__}: {exc}", "evaluatorError"
                     continue
-                scores[i], reasons[i], errors[i], codes[i] = _combine(results, evaluator.level)
-                refused[i], reasons[i] = _label_check(results, evaluator, reasons[i])
+                scores[i], reasons[i], errors[i], codes[i] = _combine(results, evaluator.level, evaluator)
+                refused[i], reasons[i] = _label_check(
+                    results, evaluator, reasons[i], scores[i] >= thresholds[i]
+                )
             finally:
                 if self.on_row_done is not None:
                     self.on_row_done()
@@ -93,8 +95,9 @@ class SpanDocumentEvaluator:
         return frame
 
 
-def _combine(results: list[dict], level: str):
-    """(score, reason, error, code) of one row from its span-evaluation results."""
+def _combine(results: list[dict], level: str, evaluator=None):
+    """(score, reason, error, code) of one row from its span-evaluation results. A categorical LLM judge's
+    results carry a label and no value (as AgentCore's do): a passing label scores 1.0, another 0.0."""
     if not results:
         return np.nan, None, f"nothing to evaluate at level {level} in this item's spans", "evaluatorError"
     failed = [r for r in results if "errorCode" in r]
@@ -102,6 +105,8 @@ def _combine(results: list[dict], level: str):
         first = failed[0]
         return np.nan, None, f"{first['errorCode']}: {first.get('errorMessage', '')}", "evaluatorError"
     values = [r.get("value") for r in results]
+    if getattr(evaluator, "kind", None) == "categorical":
+        values = [1.0 if r.get("label") in evaluator.passing_labels else 0.0 for r in results]
     if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in values):
         label = next(r["label"] for r, v in zip(results, values) if not isinstance(v, (int, float)))
         return (
@@ -116,14 +121,19 @@ def _combine(results: list[dict], level: str):
     return float(min(values)), reason[:2048], None, None
 
 
-def _label_check(results: list[dict], evaluator, reason: str | None) -> tuple[bool, str | None]:
-    """(whether a call's label is not among the evaluator's passing labels, the reason saying which). An LLM
-    judge's row is decided by its threshold alone (its values are the scale's, chosen by the document)."""
+def _label_check(
+    results: list[dict], evaluator, reason: str | None, value_passes: bool
+) -> tuple[bool, str | None]:
+    """(whether a call's label is not among the evaluator's passing labels, the reason). The reason says so
+    only where the value alone would have passed the threshold. An LLM judge's row is decided by its threshold
+    alone (its values are the scale's, chosen by the document)."""
     labels = None if getattr(evaluator, "is_llm", False) else getattr(evaluator, "passing_labels", None)
     if labels is None or not results or any("errorCode" in r for r in results):
         return False, reason
     failing = sorted({str(r.get("label")) for r in results if not passes(r, labels)})
     if not failing:
         return False, reason
+    if not value_passes:
+        return True, reason
     note = f"label {', '.join(failing)} is not passing (passing: {', '.join(sorted(labels))})"
     return True, f"{note}; {reason}"[:2048] if reason else note

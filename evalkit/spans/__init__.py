@@ -21,8 +21,9 @@ Subpackages, as the data flows (each ``__init__`` says what it holds and what it
   one result), ``results`` (result entries, ``results_frame``, ``passing``), ``passing_rule`` (which labels
   pass: ``PASSING_LABELS``, an LLM judge's top label, else value >= 1.0), ``packaging`` (the zip).
 - ``llm_judges``: AgentCore's ``Builtin.<Name>`` and custom ``<name>.json`` judges. ``builtin_judges``,
-  ``llm_evaluator``, ``custom_llm_judges``, ``conversation`` (turns and placeholders), ``judge_runner``
-  (``SpanJudges``).
+  ``judge_config`` (CreateEvaluator's shapes), ``llm_evaluator``, ``custom_llm_judges``, ``conversation``
+  (turns and placeholders), ``ground_truth`` (reference inputs), ``trajectory_match``
+  (``Builtin.Trajectory*Match``, no model), ``judge_runner`` (``SpanJudges``).
 - ``evaluator_specs`` (a name on the command line to an evaluator of the right kind) and ``evaluation``
   (``evaluate_spans``: both kinds over sessions), on top of those three.
 - ``online``: ``evalkit spans serve``. ``server`` (``serve``), ``intake``, ``receiver``, ``store``,

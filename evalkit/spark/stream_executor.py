@@ -26,7 +26,7 @@ import pandas as pd
 
 from evalkit.spans.llm_judges.judge_runner import SpanJudges
 from evalkit.spans.online.session_evaluation import passed, service_name
-from evalkit.spans.online.session_tracking import Filter, sampled, session_matches
+from evalkit.spans.online.session_tracking import parse_filters, sampled, session_matches
 from evalkit.spans.reading import loading
 from evalkit.spans.reading.session_ids import assign_sessions
 
@@ -114,7 +114,7 @@ def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterat
     """
     evaluators = _evaluators(settings)
     judges = _judges(settings)
-    filters = [Filter(text) for text in settings["filters"]]
+    filters = parse_filters(settings["filters"])
     for batch in batches:
         out: dict[str, list] = {
             k: [] for k in ("session_id", "position", "session_end", "evaluator", "passed", "entry")

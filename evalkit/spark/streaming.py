@@ -36,7 +36,7 @@ from pathlib import Path
 from evalkit.errors import EnvironmentConfigError, EvalkitError
 from evalkit.spans.evaluation import MAX_EVALUATORS
 from evalkit.spans.online.exports import NAMESPACE
-from evalkit.spans.online.session_tracking import Filter, parse_duration
+from evalkit.spans.online.session_tracking import parse_duration, parse_filters
 from evalkit.spark.requirements import require_pyspark
 
 KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.13:{version}"
@@ -155,7 +155,7 @@ def _check(
     them, with its messages), filters parse, ranges hold, LLM judges have a judge model (as ``spans serve``:
     ``EnvironmentConfigError``, exit 3). Returns the evaluators' names and the judge model (None without judges).
     """
-    from evalkit.spans.evaluator_specs import resolve_span_evaluator
+    from evalkit.spans.evaluator_specs import online_evaluator
     from evalkit.spans.llm_judges.judge_runner import SpanJudges, needs_judges
 
     if not evaluators:
@@ -168,9 +168,8 @@ def _check(
         raise EvalkitError(f"sampling {sampling!r} is not a percentage between 0 and 100")
     if output_format not in ("jsonl", "parquet"):
         raise EvalkitError(f"output format {output_format!r}: use jsonl or parquet")
-    for text in filters:
-        Filter(text)
-    loaded = [resolve_span_evaluator(spec, folder) for spec in evaluators]
+    parse_filters(filters)
+    loaded = [online_evaluator(spec, folder) for spec in evaluators]
     keys = [(e.name, e.level) for e in loaded]
     if len(set(keys)) != len(keys):
         raise EvalkitError(f"an evaluator is named twice: {', '.join(evaluators)}")

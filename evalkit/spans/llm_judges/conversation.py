@@ -16,6 +16,10 @@ Placeholders, by level (AgentCore's "Prompt templates" page):
 * TOOL_CALL: ``available_tools``, ``context`` (the earlier turns, this turn's prompt and the tool calls made
   before the one judged) and ``tool_turn`` (the call judged: name and arguments).
 
+Ground truth ("Ground truth evaluations"): TRACE adds ``expected_response``; SESSION adds
+``actual_tool_trajectory``, ``expected_tool_trajectory`` and ``assertions``. Their values are made by
+``ground_truth.reference_values``, not here.
+
 ``context`` is written as lines ``User: ...``, ``Action: tool(arguments)``, ``Tool: result``,
 ``Assistant: ...``; ``available_tools`` as one JSON object per tool (``name``, ``description``,
 ``parameters``), from the tool definitions the spans declare and the tools they show being called.
@@ -31,10 +35,17 @@ from evalkit.spans.reading import message_forms as forms
 from evalkit.spans.reading.span_frame import is_tool_span as _is_tool
 from evalkit.spans.reading.span_frame import tool_name_of as _tool_name
 
-#: The placeholders each level may use, as AgentCore defines them.
+#: The placeholders each level may use, as AgentCore defines them (the ground-truth ones last: their values
+#: come from the reference inputs and the tool calls, ``ground_truth.reference_values``).
 PLACEHOLDERS = {
-    "SESSION": ("context", "available_tools"),
-    "TRACE": ("context", "assistant_turn"),
+    "SESSION": (
+        "context",
+        "available_tools",
+        "actual_tool_trajectory",
+        "expected_tool_trajectory",
+        "assertions",
+    ),
+    "TRACE": ("context", "assistant_turn", "expected_response"),
     "TOOL_CALL": ("available_tools", "context", "tool_turn"),
 }
 NO_TOOLS = "(no tool definitions were found in the spans)"

@@ -65,6 +65,7 @@ from evalkit.spans.online.session_tracking import (
     check_sampling,
     check_session_timeout,
     parse_duration,
+    parse_filters,
 )
 from evalkit.spans.online.store import Store
 from evalkit.spans.online.store_lock import StoreLock
@@ -143,7 +144,7 @@ class OnlineEvaluation:
             raise EvalkitError(f"configuration name {config_name!r}: write a non-empty name")
         self.sampling = float(sampling)
         self.session_attribute = session_attribute
-        self.filters = [f if isinstance(f, Filter) else Filter(f) for f in filters]
+        self.filters = parse_filters(filters)
         self.token = token
         register_secret(token)  # never in a log line (a request's headers, an error)
         register_url_credentials(alarm_webhook)

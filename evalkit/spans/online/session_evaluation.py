@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evalkit.spans.evaluation import evaluate_groups
-from evalkit.spans.evaluator_specs import resolve_span_evaluator
+from evalkit.spans.evaluator_specs import online_evaluator
 from evalkit.spans.lambdas.passing_rule import passes, passing_labels
 from evalkit.spans.lambdas.payload import session_spans
 from evalkit.spans.online.session_tracking import Filter, session_matches
@@ -76,8 +76,9 @@ def evaluate_session(
 
 
 def load_evaluator(spec: str, custom_dir) -> SpanEvaluator | LLMSpanEvaluator:
-    """The span evaluator of a ``NAME`` or ``NAME:LEVEL`` spec (``Builtin.<Name>`` too), from ``custom_dir``."""
-    return resolve_span_evaluator(spec, custom_dir)
+    """The span evaluator of a ``NAME`` or ``NAME:LEVEL`` spec (``Builtin.<Name>`` too), from ``custom_dir``;
+    one that needs reference inputs is refused (``evaluator_specs.online_evaluator``)."""
+    return online_evaluator(spec, custom_dir)
 
 
 def service_name(docs: list[dict]) -> str:
