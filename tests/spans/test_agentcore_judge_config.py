@@ -121,7 +121,7 @@ def test_a_full_configuration_is_accepted_and_maps_to_openai_parameters(tmp_path
         "stop": ["</answer>", "\n\nHuman:"],
         "extra_body": {"top_k": 5},
     }
-    assert judge.passing_labels == ("Agrees",)  # the last entry, scales being written worst first
+    assert judge.passing_labels == {"Agrees"}  # the last entry, scales being written worst first
 
 
 def test_categorical_results_carry_the_label_only_and_pass_by_label(judge_env, tmp_path):
@@ -136,8 +136,8 @@ def test_categorical_results_carry_the_label_only_and_pass_by_label(judge_env, t
     assert body["stop"] == ["</answer>", "\n\nHuman:"] and body["top_k"] == 5
     assert body["max_tokens"] == 200 and body["top_p"] == 0.5 and body["temperature"] == 0.2
     assert '- "Disagrees": contradicts the user' in body["messages"][0]["content"]
-    evaluator_id = results[0]["evaluatorId"]
-    assert passing(results, 1.0, {evaluator_id: ("Agrees",)}) == (1, TRACES)
+    judge = resolve_span_evaluator("agreeable", tmp_path)
+    assert passing(results, evaluators=[judge]) == (1, TRACES)
     assert passing(results, 1.0) == (0, TRACES)  # without the labels: no value, no pass
 
 
@@ -252,7 +252,7 @@ def test_every_inference_field_of_the_api_is_accepted(tmp_path):
 def test_the_bundled_numerical_example_still_normalises():
     example = Path(__file__).resolve().parents[2] / "custom-evaluators" / "market_answer_quality"
     judge = resolve_span_evaluator("market_answer_quality", example.parent)
-    assert judge.kind == "numerical" and judge.passing_labels == ("Excellent",)
+    assert judge.kind == "numerical" and judge.passing_labels == {"Excellent"}
     assert [p.value for p in judge.scale] == [0.2, 0.4, 0.6, 0.8, 1.0]
     assert re.fullmatch(r"market_answer_quality-[0-9a-f]{10}", judge.evaluator_id)
 
