@@ -113,7 +113,10 @@ def _run_strands(session_id: str):
         return TOOL_RESULT if ticker == "AAPL" else f"{ticker}: unknown"
 
     with ModelServer() as server:
-        server.script = [Reply(tool_calls=[{"name": "get_stock_data", "arguments": {"ticker": "AAPL"}}]), ANSWER]
+        server.script = [
+            Reply(tool_calls=[{"name": "get_stock_data", "arguments": {"ticker": "AAPL"}}]),
+            ANSWER,
+        ]
         model = OpenAIModel(
             client_args={"base_url": server.openai_base_url, "api_key": "not-a-key"}, model_id="gpt-4o-mini"
         )
