@@ -234,7 +234,7 @@ def _span_tool_result(doc: dict) -> str | None:
         if value is not None:
             text = value if isinstance(value, str) else _json(value)
             if text.strip():
-                return text
+                return _unwrap_blocks(text)
     events = [content_text(m) for m in _events(doc, "gen_ai.choice", "message")]
     events = [t for t in events if t is not None]
     return events[-1] if events else records_of.last_value(_details(doc), "tool_output")
@@ -246,6 +246,19 @@ def _span_tool_call_id(doc: dict) -> str | None:
         return str(attrs["gen_ai.tool.call.id"])
     ids = _events(doc, "gen_ai.tool.message", "id")
     return str(ids[-1]) if ids else records_of.last_value(_details(doc), "tool_id")
+
+
+def _unwrap_blocks(text: str) -> str:
+    """A tool result written as Strands / Bedrock content blocks (``[{"text": ...}]``) as its text; any other
+    result (JSON objects included) exactly as recorded."""
+    blocks = parse_json(text)
+    if (
+        isinstance(blocks, list)
+        and blocks
+        and all(isinstance(b, dict) and set(b) == {"text"} for b in blocks)
+    ):
+        return content_text(blocks) or text
+    return text
 
 
 def tool_definitions(doc: dict, records=_NO_RECORDS) -> list[dict]:
