@@ -272,3 +272,17 @@ def test_tool_record_gives_the_tool_call_and_is_not_response_text():
     assert (call.arguments, call.result, call.call_id) == ({"ticker": "MSFT"}, "415.10", "t1")
     built = build_frame([span(), tool_span, record], [], "test")
     assert built.loc[built["signal"] == "record", "response_text"].tolist() == [None]
+
+
+def test_record_messages_in_langchain_shape_are_read():
+    record = adot_record()
+    record["body"]["input"]["messages"] = [{"type": "human", "content": "q from langchain"}]
+    record["body"]["output"]["messages"] = [{"kwargs": {"type": "ai", "content": "a from langchain"}}]
+    turn = turn_of([span(), record])
+    assert (turn.user_prompt, turn.assistant_output) == ("q from langchain", "a from langchain")
+
+
+def test_available_tools_carry_the_strands_tool_schema():
+    _, _, conv = only_conversation(CAPTURED / "strands_latest.jsonl")
+    (tool,) = conv.tools
+    assert tool["parameters"]["properties"]["ticker"]["type"] == "string"

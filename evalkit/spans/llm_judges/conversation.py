@@ -119,12 +119,16 @@ def conversation(session_id: str, docs: list[dict]) -> Conversation:
     for turn in turns:
         for call in turn.tool_calls:
             _merge_tool(tools, {"name": call.name})
-    for doc in docs:  # descriptions recorded on the tool spans themselves
-        description = (doc.get("attributes") or {}).get("gen_ai.tool.description")
-        if description and _is_tool(doc["name"], doc.get("attributes") or {}):
-            _merge_tool(
-                tools, {"name": _tool_name(doc["name"], doc["attributes"]), "description": description}
-            )
+    for doc in docs:  # descriptions (and Strands' parameter schema) recorded on the tool spans themselves
+        attrs = doc.get("attributes") or {}
+        if _is_tool(doc["name"], attrs):
+            schema = forms.parse_json(attrs.get("gen_ai.tool.json_schema"))
+            definition = {
+                "name": _tool_name(doc["name"], attrs),
+                "description": attrs.get("gen_ai.tool.description"),
+                "parameters": schema if isinstance(schema, dict) else None,
+            }
+            _merge_tool(tools, definition)
     return Conversation(session_id, turns, list(tools.values()))
 
 

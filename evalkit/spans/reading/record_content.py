@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalkit.spans.reading.event_record import is_record, record_name
-from evalkit.spans.reading.message_text import ROLES, content_text, last, parse_json
+from evalkit.spans.reading.message_text import ROLES, content_text, last, messages_of, parse_json
 
 INFERENCE_DETAILS = "gen_ai.client.inference.operation.details"
 _INPUT_EVENTS = {"gen_ai.user.message": "user", "gen_ai.assistant.message": "assistant"}
@@ -187,15 +187,9 @@ def _parts(message: dict) -> list[dict]:
 
 
 def _role_texts(messages: Any) -> list[tuple[str, str]]:
-    """``[(role, text)]`` of a message list, user and assistant roles only (system and tool are neither)."""
-    found = []
-    for message in _message_list(messages):
-        role = ROLES.get(str(message.get("role", "")).lower())
-        content = message.get("parts", message.get("content"))
-        text = content_text(content)
-        if role and text is not None:
-            found.append((role, text))
-    return found
+    """``[(role, text)]`` of a message list, user and assistant roles only (system and tool are neither);
+    GenAI ``parts``, ADOT ``content`` wrappers and LangChain's serialised messages alike (``messages_of``)."""
+    return messages_of(_message_list(messages))
 
 
 def _as_text(value: Any) -> str | None:
