@@ -14,7 +14,8 @@ Subpackages, as the data flows (each ``__init__`` says what it holds and what it
   ``shapes`` (which shape a JSON value is: OTLP JSON, Collector lines, CloudWatch, snake_case, SDK
   ``to_json()``), ``session_ids`` (session attributes, else the trace's session, else the trace itself),
   ``span_document`` (the canonical span document), ``otlp_json`` / ``otlp_protobuf``, ``span_frame`` (the
-  frame, its derived columns, ``sessions``), ``message_forms`` (prompts, answers, tool calls in every form).
+  frame, its derived columns, ``sessions``), ``message_forms`` (prompts, answers, tool calls in every form,
+  from a span, then its event records: ``record_content``; ``message_text`` the shared message reading).
 - ``lambdas``: code-based evaluators as Lambda runs them. ``span_evaluator`` (``load_span_evaluator``,
   levels), ``payload`` (the AgentCore event, 6 MB truncation), ``invocation`` (the call, its deadline, the
   response contract), ``evaluator_workers`` (a worker process per evaluator: a hang is killed, a crash costs

@@ -165,7 +165,9 @@ def test_load_jsonl_derives_columns_from_the_fact_sheet_attributes():
 
     text = by_id["response_text"]
     assert text["a000000000000004"] == "AAPL is trading at $182.45, up 1.2% today."  # gen_ai.choice event
-    assert text["a000000000000002"] == "What is AAPL trading at?"  # gen_ai.user.message event
+    assert (
+        text["a000000000000002"] is None
+    )  # only a gen_ai.user.message event: the user's words, not an answer
     assert (
         text["b000000000000004"] == "Apple unveiled new chips; MSFT trades at $410.10."
     )  # gen_ai.completion

@@ -7,7 +7,10 @@ another: ``json_stream``) and ``shapes`` tells each JSON value's shape by conten
 ``to_json()`` (``sdk_json``). ``span_document`` holds the canonical flat span document every form becomes,
 ``otlp_protobuf`` converts OTLP protobuf, ``session_ids`` decides each document's session (the one rule the
 frame, the receiver and the stream share), ``span_frame`` builds the frame and the per-session table, and
-``message_forms`` reads prompts, answers and tool calls out of a span in every form agents emit them.
+``message_forms`` reads prompts, answers and tool calls out of a span and its event records in every form
+agents emit them (the span's own content first, then its records), with ``record_content`` (event records
+joined to their span by trace + span id; AgentCore's split form, GenAI ``operation.details`` events and the
+older per-message events as records) and ``message_text`` (message content and lists in every shape).
 
 The bottom of ``evalkit.spans``: may import ``evalkit.documents`` and ``evalkit.errors`` only, never the
 other ``evalkit.spans`` subpackages (``lambdas``, ``llm_judges``, ``online``), which all read through it.

@@ -10,6 +10,14 @@ The derived columns (``session_id``, ``is_tool``, ``tool_name``, ``tool_output``
 attribute lists of the AgentCore reference evaluators, so a local evaluator and a notebook see the spans the
 same way. Session ids follow ``session_ids`` (``session.id``, ``gen_ai.conversation.id`` and the other session
 attributes, else the trace's session, else the trace is its own session).
+
+``response_text`` is what the agent or model answered, never what the user said: a span's first response
+attribute (``RESPONSE_KEYS``), else the assistant text of its ``gen_ai.output.messages``, else the text of its
+``gen_ai.choice`` events and the answers of its ``gen_ai.client.inference.operation.details`` events, one per
+line. An event record's is the answer it carries (``record_content``: AgentCore's ``body.output.messages``, an
+operation-details record's ``gen_ai.output.messages``, a ``gen_ai.choice`` record), except on a tool span's
+record (a tool's result is not an answer; a tool span's columns are its own). ``gen_ai.user.message`` events
+and records, and every input message, are never response text.
 """
 
 from __future__ import annotations
@@ -18,6 +26,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from evalkit.spans.reading.event_record import is_record, record_name
+from evalkit.spans.reading.message_text import last, messages_of
+from evalkit.spans.reading.record_content import INFERENCE_DETAILS, event_content, record_content
 from evalkit.spans.reading.session_ids import assign_sessions, fallback_notice
 from evalkit.spans.reading.session_ids import session_id_of as session_id_of  # the old home of this name
 
@@ -60,8 +70,9 @@ RESPONSE_KEYS = (
     "gen_ai.completion",
     "output.value",
 )
-#: Span events that carry message text, and the event attribute holding it.
-RESPONSE_EVENTS = {"gen_ai.choice": "message", "gen_ai.user.message": "content"}
+#: Span events that carry the answer's text, and the event attribute holding it (``gen_ai.user.message`` is
+#: the user's prompt, never a response).
+RESPONSE_EVENTS = {"gen_ai.choice": "message"}
 TOOL_PREFIX = "execute_tool "
 
 
@@ -92,6 +103,11 @@ def build_frame(
         )
 
     is_tool = [not r and _is_tool(n, a) for n, a, r in zip(names, attrs, records)]
+    tool_spans = {(t, sp) for t, sp, tool in zip(trace_ids, span_ids, is_tool) if tool}
+    responses = [
+        (None if (t, sp) in tool_spans else record_content(d).answer) if r else _response_text(d, a)
+        for d, a, r, t, sp in zip(docs, attrs, records, trace_ids, span_ids)
+    ]
     frame = pd.DataFrame(
         {
             "session_id": pd.Series(session_ids, dtype=object),
@@ -115,9 +131,7 @@ def build_frame(
                 [_first_text(a, TOOL_OUTPUT_KEYS) if t else None for a, t in zip(attrs, is_tool)],
                 dtype=object,
             ),
-            "response_text": pd.Series(
-                [None if r else _response_text(d, a) for d, a, r in zip(docs, attrs, records)], dtype=object
-            ),
+            "response_text": pd.Series(responses, dtype=object),
             "document": pd.Series(docs, dtype=object),
         },
         columns=list(COLUMNS),
@@ -152,17 +166,24 @@ def _tool_name(name: str, attrs: dict) -> str:
 
 
 def _response_text(doc: dict, attrs: dict) -> str | None:
-    """The first response attribute; failing that, the text of the span's message events, one per line."""
+    """The first response attribute, else the assistant text of ``gen_ai.output.messages``, else the answers of
+    the span's events, one per line (module docstring)."""
     found = _first_text(attrs, RESPONSE_KEYS)
+    if found is None and attrs.get("gen_ai.output.messages") is not None:
+        found = last(messages_of(attrs["gen_ai.output.messages"]), "assistant")
     if found is not None or "events" not in doc:
         return found
     texts = []
     for event in doc["events"]:
-        key = RESPONSE_EVENTS.get(event.get("name"))
-        if key is not None:
-            text = _text((event.get("attributes") or {}).get(key))
-            if text is not None:
-                texts.append(text)
+        name, event_attrs = event.get("name"), event.get("attributes") or {}
+        if name == INFERENCE_DETAILS:
+            text = event_content(name, event_attrs).answer
+        elif name in RESPONSE_EVENTS:
+            text = _text(event_attrs.get(RESPONSE_EVENTS[name]))
+        else:
+            continue
+        if text is not None:
+            texts.append(text)
     return "\n".join(texts) if texts else None
 
 
