@@ -8,6 +8,11 @@ applies both bounds, the Python API only the upper one, so tests and demos can u
 (``KEY=VALUE``, ``KEY!=VALUE``, ``KEY~=VALUE``, ``KEY>NUMBER``, ``KEY<NUMBER`` on span or resource
 attributes) must each be satisfied by at least one span of a session for it to be evaluated. A span without ``session.id`` joins the session of its
 trace, also when the trace's other spans came in an earlier request.
+
+An event record (``reading/event_record``) joins a session as a span without ``session.id`` does
+(``record_session_ids``): its own session id (``session_ids``' rules), else its span's, else its trace's. A
+record whose span and trace are not known yet is stored without a session and joins one when they arrive
+(``Store.session_documents`` gathers the records of a session's traces).
 """
 
 from __future__ import annotations
@@ -144,3 +149,38 @@ def session_ids(docs: list[dict], store: Store) -> list[str | None]:
     missing = sorted({d["traceId"] for d, s in zip(docs, ids) if s is None} - set(by_trace))
     by_trace.update(store.trace_sessions(missing))
     return [s if s is not None else by_trace.get(d["traceId"]) for d, s in zip(docs, ids)]
+
+
+class _NoStore:
+    """A store that knows no trace: ``session_ids`` on it gives each document's own session id alone."""
+
+    @staticmethod
+    def trace_sessions(trace_ids: list[str]) -> dict[str, str]:
+        return {}
+
+
+def record_session_ids(records: list[dict], store: Store) -> list[str | None]:
+    """Each event record's session id: its own (by ``session_ids``' rules), else that of its span (stored
+    before, with its session), else that of its trace (in this request or stored); None when none is known.
+
+    The own id is asked of ``session_ids`` one record at a time under a trace id of its own, so that neither
+    another record of the request nor the store lends it one; a record without ``traceId`` has only its own.
+    """
+    own = []
+    for i, record in enumerate(records):
+        alone = f"record-{i}"  # a trace id that is no one else's
+        found = session_ids([{**record, "traceId": alone}], _NoStore)[0]
+        own.append(None if found == alone else found)
+    traced = [i for i, record in enumerate(records) if record.get("traceId")]
+    pending = [i for i in traced if own[i] is None]
+    if not pending:
+        return own
+    spans = {i: (records[i]["traceId"], records[i].get("spanId") or "") for i in pending}
+    by_span = store.span_sessions(sorted(set(spans.values())))
+    # Own, else the trace's (a record of this request, a span or record stored before): as a span's.
+    by_trace = session_ids([records[i] for i in traced], store)
+    out = list(own)
+    for i, session in zip(traced, by_trace):
+        if out[i] is None:
+            out[i] = by_span.get(spans[i], session)
+    return out
