@@ -163,24 +163,25 @@ def record_session_ids(records: list[dict], store: Store) -> list[str | None]:
     """Each event record's session id: its own (by ``session_ids``' rules), else that of its span (stored
     before, with its session), else that of its trace (in this request or stored); None when none is known.
 
-    The own id is asked of ``session_ids`` one record at a time under a trace id of its own, so that neither
+    The own id is asked of ``session_ids`` with each record under a trace id of its own, so that neither
     another record of the request nor the store lends it one; a record without ``traceId`` has only its own.
     """
-    own = []
-    for i, record in enumerate(records):
-        alone = f"record-{i}"  # a trace id that is no one else's
-        found = session_ids([{**record, "traceId": alone}], _NoStore)[0]
-        own.append(None if found == alone else found)
+    alone = [f"record-{i}" for i in range(len(records))]  # trace ids that are no one else's
+    found = session_ids([{**r, "traceId": t} for r, t in zip(records, alone)], _NoStore)
+    own = [None if s == t else s for s, t in zip(found, alone)]
     traced = [i for i, record in enumerate(records) if record.get("traceId")]
     pending = [i for i in traced if own[i] is None]
     if not pending:
         return own
     spans = {i: (records[i]["traceId"], records[i].get("spanId") or "") for i in pending}
     by_span = store.span_sessions(sorted(set(spans.values())))
-    # Own, else the trace's (a record of this request, a span or record stored before): as a span's.
-    by_trace = session_ids([records[i] for i in traced], store)
     out = list(own)
-    for i, session in zip(traced, by_trace):
-        if out[i] is None:
-            out[i] = by_span.get(spans[i], session)
+    for i in pending:
+        out[i] = by_span.get(spans[i])
+    rest = [i for i in pending if out[i] is None]
+    if rest:  # the trace's (a record of this request, a span or record stored before), as a span's
+        asked = [i for i in traced if own[i] is not None] + rest
+        for i, session in zip(asked, session_ids([records[i] for i in asked], store)):
+            if out[i] is None:
+                out[i] = session
     return out

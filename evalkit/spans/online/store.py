@@ -40,7 +40,7 @@ from pathlib import Path
 from evalkit.documents.private import private_file, private_folder
 from evalkit.documents.redaction import redact, redact_json_lines
 from evalkit.errors import EvalkitError
-from evalkit.spans.reading.event_record import record_key
+from evalkit.spans.reading.event_record import keyed_text
 
 FILENAME = "store.sqlite3"
 STATES = ("open", "complete", "evaluated", "skipped")
@@ -230,8 +230,9 @@ class Store:
         session id, None when neither it nor its span or trace has one yet (``record_session_ids``).
         """
         now = time.time() if now is None else now
-        texts = redact_json_lines([_dumps(d) for d in docs])
-        rows = [(*record_key(d), s, now, text) for d, s, text in zip(docs, sessions, texts, strict=True)]
+        keyed = [keyed_text(d) for d in docs]  # the key's digest and the stored text from one serialisation
+        texts = redact_json_lines([text for _, text in keyed])
+        rows = [(*key, s, now, text) for (key, _), s, text in zip(keyed, sessions, texts, strict=True)]
         return self._add(_Batch("records", rows, now, sampled))
 
     def _add(self, batch: _Batch) -> int:
@@ -299,16 +300,19 @@ class Store:
         return found
 
     def span_sessions(self, spans: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
-        """The session id of each of these stored spans ``(trace id, span id)`` that has one (a record's)."""
+        """The session id of each of these stored spans ``(trace id, span id)`` that has one (a record's):
+        one query per 400 spans."""
         found: dict[tuple[str, str], str] = {}
         with self.lock:
-            for key in spans:
-                row = self.db.execute(
-                    "SELECT session_id FROM spans WHERE trace_id = ? AND span_id = ? AND session_id IS NOT NULL",
-                    key,
-                ).fetchone()
-                if row:
-                    found[key] = row[0]
+            for start in range(0, len(spans), 400):
+                chunk = spans[start : start + 400]
+                values = ", ".join("(?, ?)" for _ in chunk)
+                rows = self.db.execute(  # CROSS JOIN: the given spans drive, each found by the spans key
+                    f"SELECT s.trace_id, s.span_id, s.session_id FROM (VALUES {values}) AS v CROSS JOIN spans AS s "
+                    "ON s.trace_id = v.column1 AND s.span_id = v.column2 WHERE s.session_id IS NOT NULL",
+                    [part for key in chunk for part in key],
+                ).fetchall()
+                found.update({(trace, span): session for trace, span, session in rows})
         return found
 
     # --- the evaluation loop ------------------------------------------------------------------------------

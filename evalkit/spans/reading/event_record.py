@@ -77,8 +77,15 @@ def record_name(doc: dict) -> str | None:
 
 def record_key(doc: dict) -> tuple[str, str, str]:
     """``(traceId, spanId, digest)``: equal for the same record sent twice, different for two records."""
-    digest = hashlib.sha256(_dumps(doc).encode("utf-8")).hexdigest()[:32]
-    return doc.get("traceId") or "", doc.get("spanId") or "", digest
+    return keyed_text(doc)[0]
+
+
+def keyed_text(doc: dict) -> tuple[tuple[str, str, str], str]:
+    """``(record_key(doc), its canonical JSON text)``: the text (sorted keys, compact) the digest is taken
+    of, for a caller that stores the record as JSON too (one serialisation instead of two)."""
+    text = _dumps(doc)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+    return (doc.get("traceId") or "", doc.get("spanId") or "", digest), text
 
 
 def flat_record(item: dict) -> dict:
