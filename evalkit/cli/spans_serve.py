@@ -2,9 +2,10 @@
 
 ``serve`` runs an OTLP/HTTP receiver on ``--host``/``--port`` (loopback and 4318 by default; HTTPS with
 ``--tls-cert``/``--tls-key``; ``--token`` off loopback needs TLS or ``--insecure``) that stores spans
-in ``--store DIR`` and scores a sample of the sessions that went quiet for ``--session-timeout`` with up to 10
+(``/v1/traces``) and event records (``/v1/logs``) in ``--store DIR`` and scores a sample of the sessions that went quiet for ``--session-timeout`` with up to 10
 Lambda-style evaluators, writing ``DIR/results.jsonl`` and ``DIR/metrics.jsonl`` (see
-``evalkit.spans.online.server``). ``status`` summarises a store: sessions per state and pass rates per evaluator.
+``evalkit.spans.online.server``). ``status`` summarises a store: sessions per state, spans and records stored, pass rates per
+evaluator.
 
 Both are added to the ``spans`` command group by ``register(commands)``, where ``commands`` is that group's
 subparsers object.

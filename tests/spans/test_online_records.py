@@ -464,3 +464,29 @@ def test_exporter_ids_in_log_records_are_hex_in_the_protobuf_walk():
         k: v for k, v in general_record.items() if k not in ("traceId", "spanId")
     }
     assert walked["resourceLogs"][0]["resource"] == general["resourceLogs"][0]["resource"]
+
+
+def test_span_and_record_batches_waiting_share_one_group_commit(tmp_path):
+    store = Store(tmp_path / "store")
+    commits = []
+    store.db.set_trace_callback(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
+    spans, _ = decode_request(_traces([_span(n, n, f"s{n}") for n in range(1, 5)]), "application/json", "")
+    records, _ = decode_request(
+        _logs([_record(n, n, n=n) for n in range(1, 5)]), "application/json", "", signal=LOGS
+    )
+    added = {}
+    threads = [
+        threading.Thread(target=lambda: added.setdefault("spans", store.add_spans(spans, ["s"] * 4, bool))),
+        threading.Thread(
+            target=lambda: added.setdefault("records", store.add_records(records, ["s"] * 4, bool))
+        ),
+    ]
+    with store.lock:  # a commit under way: both batches queue behind it
+        for thread in threads:
+            thread.start()
+        _wait(lambda: len(store._queue) == 2)
+    for thread in threads:
+        thread.join(10)
+    assert commits == ["COMMIT"] and added == {"spans": 4, "records": 4}
+    assert store.counts()["spans"] == 4 and store.counts()["records"] == 4
+    store.close()

@@ -131,13 +131,26 @@ def _double(value: float) -> float | str:
     return value
 
 
+def _array(value: Any) -> dict:
+    """An ``ArrayValue``: ``{"values": [...]}``, or ``{}`` when it holds none (its one field unset)."""
+    return {"values": [_any_value(v) for v in value.values]} if value.values else {}
+
+
+def _kvlist(value: Any) -> dict:
+    """A ``KeyValueList`` (a log record's structured body, a map attribute): ``{"values": [...]}`` or ``{}``."""
+    return {"values": [_key_value(v) for v in value.values]} if value.values else {}
+
+
 _fields: dict[FieldDescriptor, tuple[str, bool, Any]] = {}
 _ANY_MEMBERS = {
     "string_value": ("stringValue", _same),
     "bool_value": ("boolValue", _same),
     "int_value": ("intValue", str),
     "double_value": ("doubleValue", _double),
-    "array_value": ("arrayValue", message_dict),
-    "kvlist_value": ("kvlistValue", message_dict),
+    "array_value": (
+        "arrayValue",
+        _array,
+    ),  # the two nested values, read directly: a record body is made of them
+    "kvlist_value": ("kvlistValue", _kvlist),
     "bytes_value": ("bytesValue", _base64),
 }
