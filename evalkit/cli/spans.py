@@ -45,7 +45,10 @@ def register(subparsers) -> None:
         "tool call, and write results.json and results.csv.",
     )
     ev.add_argument(
-        "spans", metavar="SPANS", help="span file (OTLP JSON or JSON lines of span documents) or folder"
+        "spans",
+        metavar="SPANS",
+        help="span file or folder (OTLP JSON, Collector file exporter lines, CloudWatch lines, snake_case span "
+        "dicts, the OpenTelemetry SDK's to_json() / console exporter output)",
     )
     ev.add_argument(
         "--evaluator",
@@ -92,6 +95,18 @@ def register(subparsers) -> None:
         help="per LLM judge call (default 120)",
     )
     ev.add_argument("--no-cache", action="store_true", help="do not read or write the judge cache")
+    ev.add_argument(
+        "--session-attribute",
+        metavar="NAME",
+        help="span or resource attribute holding the session id (default: session.id, gen_ai.conversation.id "
+        "and the other session attributes agent frameworks emit; a trace with none is its own session)",
+    )
+    ev.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="warning",
+        help="info: say which span shapes each file held",
+    )
     ev.set_defaults(func=main)
     register_serve(commands)
     _register_package(commands)
@@ -137,7 +152,7 @@ def main(args) -> int:
             what=f"Span evaluator {llm[0]}",
         )
     references = _read_references(args.reference_inputs) if args.reference_inputs else None
-    df = load(args.spans, warn=False)
+    df = load(args.spans, warn=False, session_attribute=args.session_attribute)
     problems = df.attrs.get("problems", [])
     for problem in problems[:SHOWN_PROBLEMS]:
         print(f"Warning: {problem}", file=sys.stderr)
@@ -162,8 +177,10 @@ def main(args) -> int:
     except OSError as exc:
         raise EvalkitError(f"cannot write results to {out}: {exc.strerror or exc}") from None
     chosen = len(set(args.session)) if args.session else len(table)
+    records = int((df["signal"] == "record").sum()) if "signal" in df.columns else 0
+    read = count(len(df) - records, "span") + (f" + {count(records, 'event record')}" if records else "")
     print(
-        f"{count(len(df), 'span')}, {count(chosen, 'session')} evaluated: {count(len(results), 'result')} "
+        f"{read}, {count(chosen, 'session')} evaluated: {count(len(results), 'result')} "
         f"in {time.perf_counter() - started:.2f} s"
     )
     _print_summary(evaluators, results)

@@ -111,6 +111,12 @@ def register(commands) -> None:
         default="Bedrock-AgentCore/Evaluations",
         help="EMF metric namespace (default %(default)s)",
     )
+    sv.add_argument(
+        "--session-attribute",
+        metavar="NAME",
+        help="span or resource attribute holding the session id (default: session.id, gen_ai.conversation.id "
+        "and the other session attributes agent frameworks emit; a trace with none is its own session)",
+    )
     sv.set_defaults(func=serve_main)
 
     st = commands.add_parser(
@@ -159,6 +165,7 @@ def serve_main(args) -> int:
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
         insecure=args.insecure,
+        session_attribute=args.session_attribute,
     )
     try:
         server.start()

@@ -130,6 +130,12 @@ def register(commands) -> None:
     st.add_argument(
         "--max-files-per-trigger", metavar="N", type=int, help="files per micro-batch (backfills)"
     )
+    st.add_argument(
+        "--session-attribute",
+        metavar="NAME",
+        help="span or resource attribute holding the session id (default: session.id, gen_ai.conversation.id "
+        "and the other session attributes agent frameworks emit; a trace with none is its own session)",
+    )
     st.set_defaults(func=stream_main)
 
 
@@ -176,6 +182,7 @@ def stream_main(args) -> int:
             concurrency=max(1, args.concurrency),
             cache=not args.no_cache,
             judge_timeout=args.judge_timeout,
+            session_attribute=args.session_attribute,
         )
         where = args.source or f"Kafka topic {args.kafka_topic}"
         print(

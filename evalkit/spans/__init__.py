@@ -1,7 +1,7 @@
 """OpenTelemetry spans and AgentCore-compatible code-based (Lambda) evaluators.
 
     from evalkit import spans
-    df = spans.load("traces/otlp.json")              # one row per span; OTLP JSON or CloudWatch JSONL
+    df = spans.load("traces/otlp.json")              # one row per span or event record; every shape on disk
     spans.sessions(df)                               # one row per session: traces, spans, tool calls
     ev = spans.load_span_evaluator("schema_check")   # custom-evaluators/schema_check/schema_check.py
     results = spans.evaluate_spans(df, [ev])         # AgentCore Evaluate-style result entries
@@ -11,6 +11,8 @@ A span evaluator is a plain AWS Lambda handler; `evalkit spans package NAME` zip
 Subpackages, as the data flows (each ``__init__`` says what it holds and what it may import):
 
 - ``reading``: telemetry in. ``loading`` (``load``: span files of every shape, problems per line),
+  ``shapes`` (which shape a JSON value is: OTLP JSON, Collector lines, CloudWatch, snake_case, SDK
+  ``to_json()``), ``session_ids`` (session attributes, else the trace's session, else the trace itself),
   ``span_document`` (the canonical span document), ``otlp_json`` / ``otlp_protobuf``, ``span_frame`` (the
   frame, its derived columns, ``sessions``), ``message_forms`` (prompts, answers, tool calls in every form).
 - ``lambdas``: code-based evaluators as Lambda runs them. ``span_evaluator`` (``load_span_evaluator``,

@@ -29,7 +29,7 @@ from evalkit.spans.online.session_evaluation import passed, service_name
 from evalkit.spans.online.session_tracking import Filter, record_session_ids, sampled, session_matches
 from evalkit.spans.reading import loading
 from evalkit.spans.reading.event_record import is_record, record_key
-from evalkit.spans.reading.span_frame import session_id_of
+from evalkit.spans.reading.session_ids import assign_sessions
 
 #: Columns of the parsed span rows.
 SPAN_SCHEMA = "session_id string, trace_id string, span_id string, end_time timestamp, document string"
@@ -48,8 +48,9 @@ def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.
     """Lines (``value``: one OTLP export request, traces or logs, or one span or record document per line) ->
     sampled span and event record rows.
 
-    A span without ``session.id`` (its own or its resource's) takes the session of the spans of its trace in
-    the same line (one exported request); an event record joins as ``spans serve`` joins it
+    A span without a session attribute (``reading.session_ids``) takes the session of the spans of its trace
+    in the same line (one exported request), else, when its trace's root span is in the line, the trace id
+    (the trace is its own session); an event record joins as ``spans serve`` joins it
     (``record_session_ids``: its own session id, else its span's, else its trace's), from the spans and
     records of the same Arrow batch of lines (the Collector writes traces and logs as separate lines). What
     finds no session is dropped, as are unsampled sessions and lines that are not JSON. Times are the spans'
@@ -66,12 +67,13 @@ def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.
             "end_ns": [],
             "document": [],
         }
+        attribute = settings.get("session_attribute")
         parsed = [
             pair
             for text in batch["value"].tolist()
-            for pair in _spans(text, settings.get("encoding", "lines"))
+            for pair in _spans(text, settings.get("encoding", "lines"), attribute)
         ]
-        for session, doc in _join_records(parsed):
+        for session, doc in _join_records(parsed, attribute):
             if session is None or not sampled(session, percentage):
                 continue
             rows["session_id"].append(session)
@@ -93,8 +95,9 @@ def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.
         yield frame
 
 
-def _spans(text, encoding: str = "lines") -> list[tuple[str | None, dict]]:
-    """The span documents of one line or Kafka message, with their session ids (None when unknown)."""
+def _spans(text, encoding: str = "lines", attribute: str | None = None) -> list[tuple[str | None, dict]]:
+    """The span documents of one line or Kafka message, with their session ids (``reading.session_ids``:
+    a span without a session attribute takes its trace's session in the same message, else its trace id)."""
     if encoding == "otlp_proto":
         from evalkit.spans.online.intake import BadRequest, protobuf_dict
 
@@ -113,18 +116,8 @@ def _spans(text, encoding: str = "lines") -> list[tuple[str | None, dict]]:
             return []
     docs: list[dict] = []
     loading.read_object(value, ("stream", ""), docs, [], [])
-    sessions = [
-        session_id_of(d.get("attributes") or {}, (d.get("resource") or {}).get("attributes") or {})
-        for d in docs
-    ]
-    by_trace: dict[str, str] = {}
-    for doc, session in zip(docs, sessions):
-        if session is not None and not is_record(doc):
-            by_trace.setdefault(doc["traceId"], session)
-    return [
-        (s if s is not None or is_record(d) else by_trace.get(d["traceId"]), d)
-        for d, s in zip(docs, sessions)
-    ]
+    sessions, _ = assign_sessions(docs, attribute, partial=True)
+    return list(zip(sessions, docs))
 
 
 class _Known:
@@ -147,14 +140,16 @@ class _Known:
         return {t: self.traces[t] for t in trace_ids if t in self.traces}
 
 
-def _join_records(pairs: list[tuple[str | None, dict]]) -> list[tuple[str | None, dict]]:
+def _join_records(
+    pairs: list[tuple[str | None, dict]], attribute: str | None = None
+) -> list[tuple[str | None, dict]]:
     """``(session, document)`` pairs of a batch with each event record's session found
     (``record_session_ids`` over the batch's spans and records)."""
     at = [i for i, (_, doc) in enumerate(pairs) if is_record(doc)]
     if not at:
         return pairs
     known = _Known(pairs)
-    found = record_session_ids([pairs[i][1] for i in at], known)
+    found = record_session_ids([pairs[i][1] for i in at], known, attribute)
     out = list(pairs)
     for i, session in zip(at, found):
         out[i] = (session, pairs[i][1])

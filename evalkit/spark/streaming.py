@@ -68,6 +68,7 @@ def start_stream(
     concurrency: int = 8,
     cache: bool | str | os.PathLike = True,
     judge_timeout: float = 120.0,
+    session_attribute: str | None = None,
 ):
     """Start the streaming query; returns Spark's ``StreamingQuery`` (``awaitTermination()``, ``stop()``).
 
@@ -86,7 +87,9 @@ def start_stream(
     ``EnvironmentConfigError`` before the query starts. ``concurrency`` is the most judge calls in flight per
     executor (split among its task slots, each Python worker's share backing off on 429s on its own);
     ``cache`` is the judge cache of each executor (True: a SQLite file on its local disk, False: none, or a
-    path every worker opens); ``judge_timeout`` bounds one judge call, retries included.
+    path every worker opens); ``judge_timeout`` bounds one judge call, retries included. ``session_attribute``
+    names the attribute that holds the session id (default: ``session.id``, ``gen_ai.conversation.id`` and the
+    others ``evalkit.spans.reading.session_ids`` lists; a trace with none is its own session).
     """
     require_pyspark()
     from pyspark.sql import functions as F
@@ -117,6 +120,7 @@ def start_stream(
         "cache": cache_setting(cache),
         "concurrency": worker_share(spark, concurrency),
         "judge_timeout": float(judge_timeout),
+        "session_attribute": session_attribute,
     }
     lines = _lines(spark, source, kafka, max_files_per_trigger, source_glob)
     spans = lines.mapInPandas(functools.partial(parse_lines, settings), SPAN_SCHEMA)

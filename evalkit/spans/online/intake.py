@@ -182,6 +182,7 @@ def ingest_request(
     *,
     max_body: int,
     sampling: float,
+    session_attribute: str | None = None,
     signal: Signal = TRACES,
 ) -> tuple[int, bytes, str]:
     """Decode, store (committed) and answer one export request of ``signal``: ``(status, body, content type)``."""
@@ -196,9 +197,9 @@ def ingest_request(
             return sampled(session, sampling)
 
         if signal is TRACES:
-            added = store.add_spans(docs, session_ids(docs, store), is_sampled)
+            added = store.add_spans(docs, session_ids(docs, store, session_attribute), is_sampled)
         else:
-            added = store.add_records(docs, record_session_ids(docs, store), is_sampled)
+            added = store.add_records(docs, record_session_ids(docs, store, session_attribute), is_sampled)
         log.debug("stored %d new %s(s) of %d", added, signal.item, len(docs))
     if problems and not docs:
         message = f"no valid {signal.item}: " + "; ".join(problems[:5])

@@ -105,6 +105,7 @@ class OnlineEvaluation:
         tls_cert: str | os.PathLike | None = None,
         tls_key: str | os.PathLike | None = None,
         insecure: bool = False,
+        session_attribute: str | None = None,
     ):
         self.ssl_context = tls_context(tls_cert, tls_key)
         if token is not None and self.ssl_context is None and not is_loopback(host) and not insecure:
@@ -143,6 +144,7 @@ class OnlineEvaluation:
         if not isinstance(self.config_name, str) or not self.config_name.strip():
             raise EvalkitError(f"configuration name {config_name!r}: write a non-empty name")
         self.sampling = float(sampling)
+        self.session_attribute = session_attribute
         self.filters = [f if isinstance(f, Filter) else Filter(f) for f in filters]
         self.token = token
         register_secret(token)  # never in a log line (a request's headers, an error)
@@ -247,6 +249,7 @@ class OnlineEvaluation:
             encoding,
             max_body=self.max_body,
             sampling=self.sampling,
+            session_attribute=self.session_attribute,
             signal=SIGNALS[signal],
         )
 

@@ -6,27 +6,31 @@ process (and a restart) decides the same way for the same session. AgentCore's r
 0.01-100 % (``check_sampling``), session timeout 1-1440 minutes (``check_session_timeout``; the command line
 applies both bounds, the Python API only the upper one, so tests and demos can use seconds). Filters
 (``KEY=VALUE``, ``KEY!=VALUE``, ``KEY~=VALUE``, ``KEY>NUMBER``, ``KEY<NUMBER`` on span or resource
-attributes) must each be satisfied by at least one span of a session for it to be evaluated. A span without ``session.id`` joins the session of its
-trace, also when the trace's other spans came in an earlier request.
+attributes) must each be satisfied by at least one span of a session for it to be evaluated. Session ids
+follow ``reading.session_ids``: a span without a session attribute joins the session of its trace, also when
+the trace's other spans came in an earlier request, and a trace that names none is its own session.
 
-An event record (``reading/event_record``) joins a session as a span without ``session.id`` does
-(``record_session_ids``): its own session id (``session_ids``' rules), else its span's, else its trace's. A
-record whose span and trace are not known yet is stored without a session and joins one when they arrive
-(``Store.session_documents`` gathers the records of a session's traces).
+An event record (``reading/event_record``) joins a session as a span without a session attribute does
+(``record_session_ids``): its own session id (``reading.session_ids``' attributes), else its span's, else
+its trace's. A record whose span and trace are not known yet is stored without a session and joins one when
+they arrive (``Store.session_documents`` gathers the records of a session's traces).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from typing import TYPE_CHECKING
 
 from evalkit.errors import EvalkitError
-from evalkit.spans.reading.span_frame import session_id_of
+from evalkit.spans.reading.session_ids import assign_sessions, document_session
 
 if TYPE_CHECKING:
     from evalkit.spans.online.store import Store
+
+log = logging.getLogger(__name__)
 
 #: AgentCore's ranges for an online evaluation configuration (``samplingPercentage``,
 #: ``sessionTimeoutMinutes``).
@@ -136,39 +140,26 @@ def session_matches(docs: list[dict], filters: list[Filter]) -> bool:
     return all(any(f.matches(d) for d in docs) for f in filters)
 
 
-def session_ids(docs: list[dict], store: Store) -> list[str | None]:
-    """Each span's session id: its own or its resource's ``session.id``, else that of its trace."""
-    ids = [
-        session_id_of(d.get("attributes") or {}, (d.get("resource") or {}).get("attributes") or {})
-        for d in docs
-    ]
-    by_trace: dict[str, str] = {}
-    for doc, session in zip(docs, ids):
-        if session is not None:
-            by_trace.setdefault(doc["traceId"], session)
-    missing = sorted({d["traceId"] for d, s in zip(docs, ids) if s is None} - set(by_trace))
-    by_trace.update(store.trace_sessions(missing))
-    return [s if s is not None else by_trace.get(d["traceId"]) for d, s in zip(docs, ids)]
-
-
-class _NoStore:
-    """A store that knows no trace: ``session_ids`` on it gives each document's own session id alone."""
-
-    @staticmethod
-    def trace_sessions(trace_ids: list[str]) -> dict[str, str]:
-        return {}
-
-
-def record_session_ids(records: list[dict], store: Store) -> list[str | None]:
-    """Each event record's session id: its own (by ``session_ids``' rules), else that of its span (stored
-    before, with its session), else that of its trace (in this request or stored); None when none is known.
-
-    The own id is asked of ``session_ids`` with each record under a trace id of its own, so that neither
-    another record of the request nor the store lends it one; a record without ``traceId`` has only its own.
+def session_ids(docs: list[dict], store: Store, attribute: str | None = None) -> list[str | None]:
+    """Each document's session id (``reading.session_ids``): its own session attribute (or ``attribute``),
+    else that of its trace in this request or in the store, else its trace id when the trace's root span is
+    in this request (the trace is its own session); else None (the store joins it to its trace's session).
     """
-    alone = [f"record-{i}" for i in range(len(records))]  # trace ids that are no one else's
-    found = session_ids([{**r, "traceId": t} for r, t in zip(records, alone)], _NoStore)
-    own = [None if s == t else s for s, t in zip(found, alone)]
+    own = [document_session(d, attribute) for d in docs]
+    missing = sorted({d["traceId"] for d, s in zip(docs, own) if s is None and d.get("traceId")})
+    known = store.trace_sessions(missing) if missing else {}
+    ids, own_traces = assign_sessions(docs, attribute, known, partial=True)
+    if own_traces:
+        log.debug("%d trace(s) without a session attribute: each is its own session", own_traces)
+    return ids
+
+
+def record_session_ids(records: list[dict], store: Store, attribute: str | None = None) -> list[str | None]:
+    """Each event record's session id: its own (``document_session``: its session attribute, or
+    ``attribute``), else that of its span (stored before, with its session), else that of its trace (a record
+    of this request, a span or record stored: ``session_ids``); None when none is known yet.
+    """
+    own = [document_session(r, attribute) for r in records]
     traced = [i for i, record in enumerate(records) if record.get("traceId")]
     pending = [i for i in traced if own[i] is None]
     if not pending:
@@ -179,9 +170,9 @@ def record_session_ids(records: list[dict], store: Store) -> list[str | None]:
     for i in pending:
         out[i] = by_span.get(spans[i])
     rest = [i for i in pending if out[i] is None]
-    if rest:  # the trace's (a record of this request, a span or record stored before), as a span's
+    if rest:  # the trace's, as a span's (with the records of this request that name theirs)
         asked = [i for i in traced if own[i] is not None] + rest
-        for i, session in zip(asked, session_ids([records[i] for i in asked], store)):
+        for i, session in zip(asked, session_ids([records[i] for i in asked], store, attribute)):
             if out[i] is None:
                 out[i] = session
     return out

@@ -4,11 +4,12 @@ per-session table.
 ``signal`` says which a row is: ``span``, or ``record`` for an event record (an OTel log record carrying the
 payload of its span, ``event_record``); a record's ``span_id`` is the span it belongs to, its ``name`` the
 event name (or empty), its start and end its time, and its tool columns empty. A record's session is its own
-``session.id``, else its span's, else its trace's.
+session attribute, else its span's, else its trace's.
 
 The derived columns (``session_id``, ``is_tool``, ``tool_name``, ``tool_output``, ``response_text``) follow the
 attribute lists of the AgentCore reference evaluators, so a local evaluator and a notebook see the spans the
-same way. A span without ``session.id`` (on itself or its resource) belongs to the session of its trace.
+same way. Session ids follow ``session_ids`` (``session.id``, ``gen_ai.conversation.id`` and the other session
+attributes, else the trace's session, else the trace is its own session).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from evalkit.spans.reading.event_record import is_record, record_name
+from evalkit.spans.reading.session_ids import assign_sessions, fallback_notice
+from evalkit.spans.reading.session_ids import session_id_of as session_id_of  # the old home of this name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,8 +65,10 @@ RESPONSE_EVENTS = {"gen_ai.choice": "message", "gen_ai.user.message": "content"}
 TOOL_PREFIX = "execute_tool "
 
 
-def build_frame(docs: list[dict], problems: list, source: str) -> pd.DataFrame:
-    """The span frame, built column by column from the canonical documents."""
+def build_frame(
+    docs: list[dict], problems: list, source: str, session_attribute: str | None = None
+) -> pd.DataFrame:
+    """The span frame, built column by column from the canonical documents (sessions: ``session_ids``)."""
     import pandas as pd
 
     starts = [d["startTimeUnixNano"] if "startTimeUnixNano" in d else d["timeUnixNano"] for d in docs]
@@ -72,30 +77,18 @@ def build_frame(docs: list[dict], problems: list, source: str) -> pd.DataFrame:
     starts = [starts[i] for i in order]
     records = [is_record(d) for d in docs]
     attrs = [d["attributes"] for d in docs]
-    resources = [(d.get("resource") or {}).get("attributes") or {} for d in docs]
     names = [(record_name(d) or "") if r else d["name"] for d, r in zip(docs, records)]
     trace_ids = [d.get("traceId") for d in docs]
     span_ids = [d.get("spanId") for d in docs]
 
-    session_ids = [session_id_of(a, r) for a, r in zip(attrs, resources)]
-    # A span without session.id belongs to the session of its trace (instrumentations often set it on the
-    # root span only); a record without one to its span's session, else its trace's.
-    by_trace: dict[str, str] = {}
-    by_span: dict[tuple, str] = {}
-    for trace, span, session, record in zip(trace_ids, span_ids, session_ids, records):
-        if session is not None and trace is not None:
-            by_trace.setdefault(trace, session)
-            if not record:
-                by_span.setdefault((trace, span), session)
-    session_ids = [
-        s if s is not None else by_span.get((t, sp)) or by_trace.get(t)
-        for s, t, sp in zip(session_ids, trace_ids, span_ids)
-    ]
+    session_ids, own_traces = assign_sessions(docs, session_attribute)
+    if own_traces:
+        problems.append(fallback_notice(source, own_traces, session_attribute))
     orphans = sum(s is None for s in session_ids)
     if orphans:
         problems.append(
-            f"{source}: {orphans} span(s) carry no 'session.id' attribute (on the span, its resource or its "
-            "trace); they are loaded but belong to no session and cannot be evaluated"
+            f"{source}: {orphans} event record(s) carry no trace id and no session attribute; they are "
+            "loaded but belong to no session and cannot be evaluated"
         )
 
     is_tool = [not r and _is_tool(n, a) for n, a, r in zip(names, attrs, records)]
@@ -130,15 +123,6 @@ def build_frame(docs: list[dict], problems: list, source: str) -> pd.DataFrame:
         columns=list(COLUMNS),
     )
     return frame
-
-
-def session_id_of(attrs: dict, resource: dict) -> str | None:
-    value = attrs.get("session.id")
-    if value is None or value == "":
-        value = resource.get("session.id")
-    if value is None or value == "":
-        return None
-    return value if isinstance(value, str) else str(value)
 
 
 def is_tool_span(name: str, attrs: dict) -> bool:
