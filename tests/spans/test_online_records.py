@@ -490,3 +490,28 @@ def test_span_and_record_batches_waiting_share_one_group_commit(tmp_path):
     assert commits == ["COMMIT"] and added == {"spans": 4, "records": 4}
     assert store.counts()["spans"] == 4 and store.counts()["records"] == 4
     store.close()
+
+
+def test_records_follow_the_session_attribute_and_a_trace_that_is_its_own_session(tmp_path):
+    store = Store(tmp_path / "store")
+
+    def ingest(signal: str, body: bytes, attribute: str | None = None) -> None:
+        code, _, _ = ingest_request(
+            store, body, "application/json", "", max_body=1 << 22, sampling=100,
+            session_attribute=attribute, signal=SIGNALS[signal],
+        )  # fmt: skip
+        assert code == 200
+
+    # A trace naming no session: its root span makes it its own session; its record, later, joins it.
+    ingest("traces", _traces([_span(7, 7, None)]))
+    ingest("logs", _logs([_record(7, 7)]))
+    assert _names(store, f"{7:032x}") == ["invoke_agent", "record"]
+    # --session-attribute: a record naming its session in that attribute is in that session.
+    record = _record(8, 8)
+    record["attributes"].append({"key": "app.thread", "value": {"stringValue": "thread-1"}})
+    ingest("logs", _logs([record]), "app.thread")
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("SELECT session_id FROM records WHERE trace_id = ?", (f"{8:032x}",)).fetchone() == (
+            "thread-1",
+        )
+    store.close()
