@@ -48,10 +48,8 @@ class Signal:
     ):
         self.name, self.key, self.module = name, key, module
         self.request, self.response = request, response
-        self.rejected, self.item = (
-            rejected,
-            item,
-        )  # partialSuccess's count field (JSON name), "span" / "record"
+        self.rejected = rejected  # partialSuccess's count field (JSON name)
+        self.item = item  # what one item is called in messages: "span", "event record"
 
     def message(self, name: str):
         """The protobuf message class ``name`` of this signal's collector service (imported on first use)."""
