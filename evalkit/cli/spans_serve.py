@@ -2,9 +2,10 @@
 
 ``serve`` runs an OTLP/HTTP receiver on ``--host``/``--port`` (loopback and 4318 by default; HTTPS with
 ``--tls-cert``/``--tls-key``; ``--token`` off loopback needs TLS or ``--insecure``) that stores spans
-in ``--store DIR`` and scores a sample of the sessions that went quiet for ``--session-timeout`` with up to 10
+(``/v1/traces``) and event records (``/v1/logs``) in ``--store DIR`` and scores a sample of the sessions that went quiet for ``--session-timeout`` with up to 10
 Lambda-style evaluators, writing ``DIR/results.jsonl`` and ``DIR/metrics.jsonl`` (see
-``evalkit.spans.online.server``). ``status`` summarises a store: sessions per state and pass rates per evaluator.
+``evalkit.spans.online.server``). ``status`` summarises a store: sessions per state, spans and records stored, pass rates per
+evaluator.
 
 Both are added to the ``spans`` command group by ``register(commands)``, where ``commands`` is that group's
 subparsers object.
@@ -25,7 +26,8 @@ def register(commands) -> None:
     sv = commands.add_parser(
         "serve",
         help="receive OTLP spans and evaluate completed sessions continuously (online evaluation)",
-        description="An OTLP/HTTP receiver (POST /v1/traces, protobuf or JSON) that stores spans durably in "
+        description="An OTLP/HTTP receiver (POST /v1/traces for spans, POST /v1/logs for event records; "
+        "protobuf or JSON) that stores spans and records durably in "
         "DIR/store.sqlite3 and, once a session has had no span for --session-timeout, runs the evaluators on "
         "the sampled sessions, writing DIR/results.jsonl (gen_ai.evaluation.result events) and "
         "DIR/metrics.jsonl (CloudWatch EMF).",
@@ -171,7 +173,11 @@ def serve_main(args) -> int:
         server.start()
     except OSError as exc:
         raise EvalkitError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
-    print(f"Receiving OTLP spans on {server.url} (store {args.store}); Ctrl-C to stop", flush=True)
+    print(
+        f"Receiving OTLP spans on {server.url} and event records on {server.logs_url} (store {args.store}); "
+        "Ctrl-C to stop",
+        flush=True,
+    )
     stopped = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     try:
@@ -193,7 +199,7 @@ def status_main(args) -> int:
     counts = info["counts"]
     print(
         f"Sessions: {counts['open']} open, {counts['complete']} complete, {counts['evaluated']} evaluated, "
-        f"{counts['skipped']} skipped; {counts['spans']} spans stored"
+        f"{counts['skipped']} skipped; {counts['spans']} spans, {counts['records']} records stored"
     )
     names = sorted(set(info["hour"]) | set(info["day"]))
     if not names:

@@ -26,8 +26,9 @@ import pandas as pd
 
 from evalkit.spans.llm_judges.judge_runner import SpanJudges
 from evalkit.spans.online.session_evaluation import passed, service_name
-from evalkit.spans.online.session_tracking import parse_filters, sampled, session_matches
+from evalkit.spans.online.session_tracking import parse_filters, record_session_ids, sampled, session_matches
 from evalkit.spans.reading import loading
+from evalkit.spans.reading.event_record import is_record, record_key
 from evalkit.spans.reading.session_ids import assign_sessions
 
 #: Columns of the parsed span rows.
@@ -44,12 +45,18 @@ _JUDGES: dict[str, SpanJudges] = {}
 
 
 def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-    """Lines (``value``: one OTLP export request or one span document per line) -> sampled span rows.
+    """Lines (``value``: one OTLP export request, traces or logs, or one span or record document per line) ->
+    sampled span and event record rows.
 
     A span without a session attribute (``reading.session_ids``) takes the session of the spans of its trace
     in the same line (one exported request), else, when its trace's root span is in the line, the trace id
-    (the trace is its own session); otherwise it is dropped, as are unsampled sessions and lines that are not
-    JSON. Times are the spans' end times (event time of the session windows).
+    (the trace is its own session); an event record joins as ``spans serve`` joins it
+    (``record_session_ids``: its own session id, else its span's, else its trace's), from the spans and
+    records of the same Arrow batch of lines (the Collector writes traces and logs as separate lines). What
+    finds no session is dropped, as are unsampled sessions and lines that are not JSON. Times are the spans'
+    end times and the records' times (event time of the session windows); a record's ``span_id`` column is
+    its span's id and its ``record_key`` digest, so retries are dropped and a record is never taken for its
+    span.
     """
     percentage = settings["sampling"]
     for batch in batches:
@@ -60,17 +67,25 @@ def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.
             "end_ns": [],
             "document": [],
         }
-        for text in batch["value"].tolist():
-            for session, doc in _spans(
-                text, settings.get("encoding", "lines"), settings.get("session_attribute")
-            ):
-                if session is None or not sampled(session, percentage):
-                    continue
-                rows["session_id"].append(session)
-                rows["trace_id"].append(doc["traceId"])
+        attribute = settings.get("session_attribute")
+        parsed = [
+            pair
+            for text in batch["value"].tolist()
+            for pair in _spans(text, settings.get("encoding", "lines"), attribute)
+        ]
+        for session, doc in _join_records(parsed, attribute):
+            if session is None or not sampled(session, percentage):
+                continue
+            rows["session_id"].append(session)
+            rows["trace_id"].append(doc.get("traceId") or "")
+            if is_record(doc):
+                trace, span, digest = record_key(doc)
+                rows["span_id"].append(f"{span}:{digest}")
+                rows["end_ns"].append(doc["timeUnixNano"])
+            else:
                 rows["span_id"].append(doc["spanId"])
                 rows["end_ns"].append(doc["endTimeUnixNano"])
-                rows["document"].append(_dumps(doc))
+            rows["document"].append(_dumps(doc))
         end_ns = rows.pop("end_ns")
         frame = pd.DataFrame(
             {k: pd.Series(v, dtype=object) for k, v in rows.items()}
@@ -105,6 +120,42 @@ def _spans(text, encoding: str = "lines", attribute: str | None = None) -> list[
     return list(zip(sessions, docs))
 
 
+class _Known:
+    """The sessions of the spans and records of one batch of lines, as ``record_session_ids`` asks a store."""
+
+    def __init__(self, pairs: list[tuple[str | None, dict]]):
+        self.spans: dict[tuple[str, str], str] = {}
+        self.traces: dict[str, str] = {}
+        for session, doc in pairs:
+            if session is None or not doc.get("traceId"):
+                continue
+            self.traces.setdefault(doc["traceId"], session)
+            if not is_record(doc):
+                self.spans.setdefault((doc["traceId"], doc["spanId"]), session)
+
+    def span_sessions(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        return {k: self.spans[k] for k in keys if k in self.spans}
+
+    def trace_sessions(self, trace_ids: list[str]) -> dict[str, str]:
+        return {t: self.traces[t] for t in trace_ids if t in self.traces}
+
+
+def _join_records(
+    pairs: list[tuple[str | None, dict]], attribute: str | None = None
+) -> list[tuple[str | None, dict]]:
+    """``(session, document)`` pairs of a batch with each event record's session found
+    (``record_session_ids`` over the batch's spans and records)."""
+    at = [i for i, (_, doc) in enumerate(pairs) if is_record(doc)]
+    if not at:
+        return pairs
+    known = _Known(pairs)
+    found = record_session_ids([pairs[i][1] for i in at], known, attribute)
+    out = list(pairs)
+    for i, session in zip(at, found):
+        out[i] = (session, pairs[i][1])
+    return out
+
+
 def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
     """Closed sessions (``session_id``, ``session_end``, ``documents``) -> one row per result entry.
 
@@ -121,11 +172,8 @@ def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterat
         }
         kept = []
         for session_id, end, documents in zip(batch["session_id"], batch["session_end"], batch["documents"]):
-            docs = sorted(
-                (json.loads(d) for d in documents),
-                key=lambda d: (d["startTimeUnixNano"], d["traceId"], d["spanId"]),
-            )
-            docs = list({(d["traceId"], d["spanId"]): d for d in docs}.values())  # exporter retries
+            docs = sorted((json.loads(d) for d in documents), key=_order)
+            docs = list({_identity(d): d for d in docs}.values())  # exporter retries
             if evaluators and session_matches(docs, filters):
                 kept.append((session_id, end, docs))
         results = _evaluate(kept, evaluators, judges, settings["timeout"])
@@ -147,6 +195,17 @@ def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterat
         frame["passed"] = frame["passed"].astype(bool)
         frame["session_end"] = pd.to_datetime(frame["session_end"], utc=True)
         yield frame
+
+
+def _order(doc: dict) -> tuple:
+    """Spans by start, records by time (as ``sessionSpans`` orders them), then by ids."""
+    time = doc["timeUnixNano"] if is_record(doc) else doc["startTimeUnixNano"]
+    return time, doc.get("traceId") or "", doc.get("spanId") or ""
+
+
+def _identity(doc: dict) -> tuple:
+    """A span's ``(traceId, spanId)``, a record's ``record_key``: equal for a retry's copy only."""
+    return record_key(doc) if is_record(doc) else (doc["traceId"], doc["spanId"])
 
 
 def _evaluate(sessions: list, evaluators: list, judges: SpanJudges | None, timeout: float) -> dict[str, list]:

@@ -10,6 +10,11 @@ text, each operator as ``Filter.OPERATORS`` maps it; each must be satisfied by a
 for it to be evaluated. Session ids follow ``reading.session_ids``: a span without a session attribute joins
 the session of its trace, also when the trace's other spans came in an earlier request, and a trace that
 names none is its own session.
+
+An event record (``reading/event_record``) joins a session as a span without a session attribute does
+(``record_session_ids``): its own session id (``reading.session_ids``' attributes), else its span's, else
+its trace's. A record whose span and trace are not known yet is stored without a session and joins one when
+they arrive (``Store.session_documents`` gathers the records of a session's traces).
 """
 
 from __future__ import annotations
@@ -205,3 +210,27 @@ def session_ids(docs: list[dict], store: Store, attribute: str | None = None) ->
     if own_traces:
         log.debug("%d trace(s) without a session attribute: each is its own session", own_traces)
     return ids
+
+
+def record_session_ids(records: list[dict], store: Store, attribute: str | None = None) -> list[str | None]:
+    """Each event record's session id: its own (``document_session``: its session attribute, or
+    ``attribute``), else that of its span (stored before, with its session), else that of its trace (a record
+    of this request, a span or record stored: ``session_ids``); None when none is known yet.
+    """
+    own = [document_session(r, attribute) for r in records]
+    traced = [i for i, record in enumerate(records) if record.get("traceId")]
+    pending = [i for i in traced if own[i] is None]
+    if not pending:
+        return own
+    spans = {i: (records[i]["traceId"], records[i].get("spanId") or "") for i in pending}
+    by_span = store.span_sessions(sorted(set(spans.values())))
+    out = list(own)
+    for i in pending:
+        out[i] = by_span.get(spans[i])
+    rest = [i for i in pending if out[i] is None]
+    if rest:  # the trace's, as a span's (with the records of this request that name theirs)
+        asked = [i for i in traced if own[i] is not None] + rest
+        for i, session in zip(asked, session_ids([records[i] for i in asked], store, attribute)):
+            if out[i] is None:
+                out[i] = session
+    return out
