@@ -18,6 +18,8 @@ import pytest
 
 from evalkit import spans
 from evalkit.errors import EvalkitError
+from evalkit.spans.evaluator_specs import resolve_span_evaluator
+from evalkit.spans.lambdas.results import passing
 from evalkit.spans.llm_judges.ground_truth import check_reference_inputs
 from evalkit.spans.llm_judges.judge_runner import SpanJudges
 from evalkit.spans.llm_judges.trajectory_match import match
@@ -108,6 +110,10 @@ def test_goal_success_rate_judges_the_assertions(judge_env):
     )  # fmt: skip
     assert [(r["label"], r["value"]) for r in results] == [("SUCCESS", 1.0)]
     assert "ignoredReferenceInputFields" not in results[0]
+    # the ground-truth form's top label passes the gate too (results carry the built-in's id either way)
+    judge = resolve_span_evaluator("Builtin.GoalSuccessRate")
+    assert judge.passing_labels == {"Yes", "SUCCESS"}
+    assert passing(results, evaluators=[judge]) == (1, 1)
     message = user_message(judge_env.requests[0])
     assert "# Assertions\n1. The agent looked up the broker\n2. The agent quoted a price" in message
 

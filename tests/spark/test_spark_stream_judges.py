@@ -21,7 +21,7 @@ from evalkit.spans.llm_judges.custom_llm_judges import llm_judge_from_config
 from evalkit.spans.llm_judges.judge_runner import SpanJudges
 from evalkit.spans.online.exports import result_event
 from evalkit.spans.online.server import OnlineEvaluation
-from evalkit.spans.online.session_evaluation import categorical_labels, passed, service_name
+from evalkit.spans.online.session_evaluation import passed, service_name
 from evalkit.spans.reading.loading import from_documents
 from evalkit.spark.stream_sink import read_parts
 from tests.spans.test_custom_llm_span_judges import CONFIG, write_config
@@ -33,7 +33,8 @@ CHECK = 'EVALUATION_LEVEL = "SESSION"\ndef lambda_handler(event, context):\n    
 #: A TRACE-level built-in, a SESSION-level built-in, a custom .json judge (SESSION) and a code-based one.
 EVALUATORS = ["Builtin.Helpfulness", "Builtin.GoalSuccessRate", "polite", "check"]
 #: polite's scale is categorical: its label-only results pass by its passing label (the scale's last, Polite).
-LABELS = categorical_labels([llm_judge_from_config("polite", CONFIG, "polite.json")])
+#: The evaluators whose rules the expected entries are judged by (the categorical judge passes by label).
+LABELS = [llm_judge_from_config("polite", CONFIG, "polite.json")]
 
 
 @pytest.fixture

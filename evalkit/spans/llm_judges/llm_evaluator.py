@@ -240,6 +240,8 @@ def builtin_evaluator(spec: str, known: tuple[str, ...] = ()) -> LLMSpanEvaluato
         variant = _builtin(spec, evaluator.level, builtin_instructions(name, reference=True), scale)
         evaluator.reference = (field, variant)
         evaluator.reference_fields = (field,)
+        # Results carry the built-in's name whichever form judged them: both forms' top labels pass.
+        evaluator.passing_labels = evaluator.passing_labels | variant.passing_labels
     return evaluator
 
 
