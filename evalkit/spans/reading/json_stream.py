@@ -28,6 +28,8 @@ def looks_like_stream(text: str) -> bool:
     first = text.lstrip().split("\n", 1)[0]
     try:
         json.loads(first)
+    except RecursionError:  # one value on the line, too deep for the parser: JSON lines, refused per line
+        return False
     except ValueError:
         return first.strip().startswith(("{", "["))
     return False
@@ -40,7 +42,7 @@ def split_stream(text: str) -> Iterator[tuple[int, Any | JsonInputError]]:
         line = text.count("\n", 0, position) + 1
         try:
             _, end = _decoder.raw_decode(text, position)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             yield line, _error(exc)
             resume = _NEXT_OBJECT.search(text, text.find("\n", position) + 1 or len(text))
             if resume is None:
@@ -55,6 +57,10 @@ def split_stream(text: str) -> Iterator[tuple[int, Any | JsonInputError]]:
 
 
 def _error(exc: ValueError) -> JsonInputError:
+    if isinstance(exc, RecursionError):
+        error = JsonInputError("nested more than 100 levels deep; evalkit reads at most 100 levels")
+        error.syntax = False
+        return error
     error = JsonInputError(f"not valid JSON ({getattr(exc, 'msg', exc)})")
     error.syntax = True
     return error
