@@ -23,6 +23,7 @@ from pathlib import Path
 
 from evalkit.analysis.formatting import count, percent
 from evalkit.cli.run import parse_rate
+from evalkit.cli.spans_invoke import register as register_invoke
 from evalkit.cli.spans_serve import register as register_serve
 from evalkit.cli.spans_stream import register as register_stream
 from evalkit.documents.atomic import atomic_write
@@ -96,6 +97,7 @@ def register(subparsers) -> None:
     register_serve(commands)
     _register_package(commands)
     register_stream(commands)
+    register_invoke(commands)
 
 
 def _no_subcommand(parser):

@@ -256,7 +256,8 @@ def _evaluate_one(
     except TimedOut:
         fields = {
             "errorCode": TIMEOUT,
-            "errorMessage": f"lambda_handler did not return within {timeout:g} s (the Lambda time limit)"
+            "errorMessage": f"{getattr(evaluator, 'function', 'lambda_handler')} did not return within "
+            f"{timeout:g} s (the Lambda time limit)"
             + ("; its worker process was killed" if isolated else ""),
         }
     log.debug("%s %s/%s: %.4f s", evaluator.name, trace_id, span_id, time.perf_counter() - started)
@@ -265,7 +266,8 @@ def _evaluate_one(
 
 
 def _in_thread(evaluator: SpanEvaluator):
-    return lambda event, context: call_fields(evaluator.handler, event, context, evaluator.path)
+    function = getattr(evaluator, "function", "lambda_handler")
+    return lambda event, context: call_fields(evaluator.handler, event, context, evaluator.path, function)
 
 
 def _target(session_id: str, trace_id: str | None, span_id: str | None) -> str:
