@@ -325,6 +325,12 @@ def load_custom(name: str, folder: Path, where: str = "", import_timeout: float 
     if not home.is_dir():
         raise EvaluatorConfigError(_unknown_message(name, folder, where))
     module_path = home / f"{name}.py"
+    if not module_path.is_file() and (home / "lambda_function.py").is_file():
+        # AWS's sample layout: an AgentCore code-based (Lambda) evaluator, handler lambda_handler or handler.
+        from evalkit.spans import load_span_evaluator
+
+        log.debug("custom evaluator %r: %s (span evaluator)", name, home / "lambda_function.py")
+        return SpanDocumentEvaluator(load_span_evaluator(name, folder))
     if not module_path.is_file() and (home / f"{name}.json").is_file():
         # An LLM-as-judge span evaluator (AgentCore's CreateEvaluator configuration as a file).
         from evalkit.spans.llm_judges.custom_llm_judges import load_llm_judge

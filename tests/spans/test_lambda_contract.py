@@ -183,3 +183,27 @@ def test_the_zip_of_the_sample_layout_names_its_handler(tmp_path):
     configured = build_package("sample", tmp_path / "c.zip", custom, handler="lambda_function.handler")
     assert configured.handler == "lambda_function.handler"
     assert (tmp_path / "c.zip").read_bytes() == (tmp_path / "sample.zip").read_bytes()
+
+
+# --- in an eval document ---------------------------------------------------------------------------------
+
+
+def test_a_document_runs_the_sample_layout_and_its_handler_option(tmp_path):
+    import pandas as pd
+
+    from evalkit.evaluators.custom import load_custom
+
+    custom = tmp_path / "custom-evaluators"
+    write(custom / "docev" / "lambda_function.py", handler_source("handler", "sample"))
+    write(custom / "docev" / "app.py", handler_source("evaluate", "configured"))
+    evaluator = load_custom("docev", custom)
+    docs = [json.loads(line) for line in AGENTCORE_SPANS.read_text().splitlines()]
+    rows = pd.DataFrame({"spans": [docs, docs, docs]})
+    configs = [{}, {"options": {"handler": "app.evaluate"}}, {"options": {"handler": "app.nope"}}]
+    verdicts = evaluator.score(rows, configs)
+    assert verdicts["reason"].tolist()[:2] == [
+        "; ".join(["sample"] * TRACES),
+        "; ".join(["configured"] * TRACES),
+    ]
+    assert verdicts["score"].tolist()[:2] == [1.0, 1.0]
+    assert f"{custom / 'docev' / 'app.py'} defines no nope(event, context)" in verdicts["error"].iloc[2]
