@@ -8,8 +8,10 @@ The pass rate is the share of all results that are not errors and carry a ``valu
 are free-form strings, so the numeric value is the only comparable verdict, and errors (exceptions, timeouts,
 contract violations) count against the gate rather than being left out of it.
 
-``evalkit spans package NAME --out NAME.zip`` builds the AWS Lambda deployment zip of one span evaluator
-(``evalkit.spans.lambdas.packaging``) and prints what went in and the handler name.
+``evalkit spans package NAME --out NAME.zip [--requirements requirements.txt]`` builds the AWS Lambda
+deployment zip of one span evaluator (``evalkit.spans.lambdas.packaging``, with its pinned third-party
+packages from ``requirements_bundle``) and prints what went in, the runtime it targets and the handler
+setting. ``evalkit spans invoke`` is in ``spans_invoke``.
 """
 
 from __future__ import annotations
@@ -50,10 +52,12 @@ def register(subparsers) -> None:
     )
     ev.add_argument(
         "--evaluator",
-        metavar="NAME[:LEVEL]",
+        metavar="NAME[:LEVEL][@MODULE.FUNCTION]",
         action="append",
         required=True,
-        help="span evaluator: Builtin.<Name> (an AgentCore built-in LLM judge) or custom-evaluators/NAME/NAME.py; LEVEL (TRACE, TOOL_CALL, SESSION) overrides its "
+        help="span evaluator: Builtin.<Name> (an AgentCore built-in LLM judge) or custom-evaluators/NAME/ "
+        "(NAME.py or lambda_function.py defining lambda_handler or handler; @MODULE.FUNCTION names another "
+        "handler, as Lambda's handler setting); LEVEL (TRACE, TOOL_CALL, SESSION) overrides its "
         "EVALUATION_LEVEL; repeat for several (at most 10, as AgentCore allows)",
     )
     ev.add_argument(
@@ -293,6 +297,23 @@ def _register_package(commands) -> None:
     package.set_defaults(func=package_main)
 
 
+#: AWS Lambda's limits on a deployment package: a zip uploaded directly, and the unzipped function.
+DIRECT_UPLOAD_LIMIT = 50 * 1024 * 1024
+UNZIPPED_LIMIT = 250 * 1024 * 1024
+
+
+def _size_notes(package) -> None:
+    """Say when the zip is past Lambda's direct-upload limit, or its files past the unzipped limit."""
+    unzipped = sum(path.stat().st_size for path in package.entries.values())
+    if unzipped > UNZIPPED_LIMIT:
+        print(
+            f"Warning: the files come to {unzipped:,} bytes unzipped, past Lambda's 250 MB limit: the function "
+            "would not deploy (move packages to a layer or a container image)"
+        )
+    elif package.size > DIRECT_UPLOAD_LIMIT:
+        print("Note: the zip is past the 50 MB Lambda takes as a direct upload: upload it through S3")
+
+
 def package_main(args) -> int:
     from evalkit.spans.lambdas.packaging import build_package
     from evalkit.spans.lambdas.requirements_bundle import HOW_TO_PICK, LambdaRuntime
@@ -326,5 +347,6 @@ def package_main(args) -> int:
         print(f"Targets {runtime.describe()} ({HOW_TO_PICK}); built in {time.perf_counter() - started:.1f} s")
     if package.optional:
         print(f"Optional imports left out (a Lambda layer may provide them): {', '.join(package.optional)}")
+    _size_notes(package)
     print(f"Handler: {package.handler}")
     return 0
