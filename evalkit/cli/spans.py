@@ -304,7 +304,7 @@ UNZIPPED_LIMIT = 250 * 1024 * 1024
 
 def _size_notes(package) -> None:
     """Say when the zip is past Lambda's direct-upload limit, or its files past the unzipped limit."""
-    unzipped = sum(path.stat().st_size for path in package.entries.values())
+    unzipped = package.unzipped
     if unzipped > UNZIPPED_LIMIT:
         print(
             f"Warning: the files come to {unzipped:,} bytes unzipped, past Lambda's 250 MB limit: the function "

@@ -172,3 +172,19 @@ def test_the_runtime_picks_the_wheel_platforms():
         LambdaRuntime("3")
     with pytest.raises(EvalkitError, match="not one of Lambda's: x86_64, arm64"):
         LambdaRuntime("3.12", "aarch64")
+
+
+def test_lambda_size_limits_are_noted(capsys):
+    from types import SimpleNamespace
+
+    from evalkit.cli.spans import _size_notes
+
+    _size_notes(SimpleNamespace(size=60 * 2**20, unzipped=120 * 2**20))
+    assert (
+        capsys.readouterr().out
+        == "Note: the zip is past the 50 MB Lambda takes as a direct upload: upload it through S3\n"
+    )
+    _size_notes(SimpleNamespace(size=90 * 2**20, unzipped=300 * 2**20))
+    assert "past Lambda's 250 MB limit: the function would not deploy" in capsys.readouterr().out
+    _size_notes(SimpleNamespace(size=21 * 2**20, unzipped=46 * 2**20))
+    assert capsys.readouterr().out == ""

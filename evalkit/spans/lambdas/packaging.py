@@ -64,6 +64,8 @@ class Package:
     #: What ``--requirements`` bundled (the runtime targeted, the distributions installed), if anything.
     requirements: Bundle | None = None
     size: int = 0
+    #: The bytes of its files once unzipped (Lambda allows 250 MB).
+    unzipped: int = 0
 
     @property
     def handler(self) -> str:
@@ -238,6 +240,7 @@ def _write_zip(package: Package, target: Path) -> None:
         with atomic_write(target, "wb") as handle:
             write_zip(package, handle)
             package.size = handle.tell()
+        package.unzipped = sum(path.stat().st_size for path in package.entries.values())
     except OSError as exc:
         raise EvalkitError(f"cannot write {target}: {exc.strerror or exc}") from None
 
