@@ -1,7 +1,8 @@
 """Run AgentCore-style code-based evaluators (AWS Lambda handlers) locally over a span frame.
 
-A span evaluator is a folder ``custom-evaluators/<name>/<name>.py`` defining ``lambda_handler(event,
-context)``: the same file deploys to AWS Lambda unchanged, because evalkit imports nothing into it and calls
+A span evaluator is a folder ``custom-evaluators/<name>/`` whose ``<name>.py`` or ``lambda_function.py``
+defines ``lambda_handler(event, context)`` or ``handler`` (or the ``module.function`` configured, as on
+Lambda): the same file deploys to AWS Lambda unchanged, because evalkit imports nothing into it and calls
 it exactly as Amazon Bedrock AgentCore Evaluations does. That is the point: a check developed and gated in CI
 with evalkit is the check that later scores production traffic, with no adapter to drift.
 
