@@ -8,6 +8,11 @@
   median time per request. Targets: >= 5,000 spans/s of JSON and >= 10,000 of protobuf on one connection.
   Each figure is the median of ``--rounds`` runs (default 3), with the slowest and fastest beside it: on a
   2-core machine a busy neighbour moves a single run by a third.
+* spans + records: sessions of 10 spans and 10 event records (ADOT's split form: each record in the body of
+  an OTLP log record, without ``session.id``, joined to its span by trace and span id), protobuf, through
+  the receiver end to end: a ``/v1/traces`` request of 100 spans and then a ``/v1/logs`` request of those
+  spans' 100 records, alternating on one keep-alive connection; (spans + records)/s = acknowledged
+  (committed) items / wall time. Target: >= 5,000 on one connection. Same rounds and range as ingest.
 * decode: one 100-span protobuf request into OTLP JSON dicts, evalkit's walk against ``MessageToDict``.
 * evaluation: the receiver process's wall and CPU time per session of 10 spans (read from the store,
   evaluated by one code evaluator in its worker process, results committed), the work that shares the
@@ -77,18 +82,67 @@ def _body(first: int, count: int, kind: str) -> bytes:
     return ParseDict(_request(first, count, 10, False), ExportTraceServiceRequest()).SerializeToString()
 
 
+def _records_body(first: int, count: int) -> bytes:
+    """A protobuf ``ExportLogsServiceRequest`` of one event record per span ``first .. first + count - 1`` of
+    ``_request`` (ids from the span's, no ``session.id``: each joins its span's session)."""
+    from google.protobuf.json_format import ParseDict
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    records = []
+    for n in range(first, first + count):
+        body = {
+            "input": {"messages": [{"role": "user", "content": {"content": '[{"text": "price of AAPL?"}]'}}]},
+            "output": {"messages": [{"role": "assistant", "content": {"message": "AAPL is at $182.45"}}]},
+        }
+        records.append(
+            {
+                "traceId": base64.b64encode(n.to_bytes(16, "big")).decode(),
+                "spanId": base64.b64encode(n.to_bytes(8, "big")).decode(),
+                "timeUnixNano": str(1_700_000_000_000_000_000 + n + 500),
+                "observedTimeUnixNano": str(1_700_000_000_000_000_000 + n + 600),
+                "severityNumber": 9,
+                "eventName": "strands.telemetry.tracer",
+                "attributes": [{"key": "event.name", "value": {"stringValue": "strands.telemetry.tracer"}}],
+                "body": _any(body),
+            }
+        )
+    resource_ = {"attributes": [{"key": "service.name", "value": {"stringValue": "bench"}}]}
+    request = {
+        "resourceLogs": [
+            {"resource": resource_, "scopeLogs": [{"scope": {"name": "b"}, "logRecords": records}]}
+        ]
+    }
+    return ParseDict(request, ExportLogsServiceRequest()).SerializeToString()
+
+
+def _any(value) -> dict:
+    if isinstance(value, dict):
+        return {"kvlistValue": {"values": [{"key": k, "value": _any(v)} for k, v in value.items()]}}
+    return {"stringValue": str(value)}
+
+
+def _bodies(kind: str, first: int, total: int, batch: int) -> list[tuple[str, bytes]]:
+    """``(path, body)`` of every request of one load generator (``mixed``: spans, then their records)."""
+    if kind != "mixed":
+        return [("/v1/traces", _body(n, batch, kind)) for n in range(first, first + total, batch)]
+    out = []
+    for n in range(first, first + total // 2, batch):
+        out += [("/v1/traces", _body(n, batch, "protobuf")), ("/v1/logs", _records_body(n, batch))]
+    return out
+
+
 def _client(port: int, kind: str, first: int, total: int, batch: int, ready, go, answers) -> None:
     """One load generator: encode every body first (not timed), then send them on one keep-alive connection."""
     ctype = "application/json" if kind == "json" else "application/x-protobuf"
-    bodies = [_body(n, batch, kind) for n in range(first, first + total, batch)]
+    bodies = _bodies(kind, first, total, batch)
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     connection.connect()
     ready.release()
     go.wait()
     sent, times = 0, []
-    for body in bodies:
+    for path, body in bodies:
         started = time.perf_counter()
-        connection.request("POST", "/v1/traces", body=body, headers={"Content-Type": ctype})
+        connection.request("POST", path, body=body, headers={"Content-Type": ctype})
         response = connection.getresponse()
         response.read()
         times.append(time.perf_counter() - started)
@@ -200,7 +254,7 @@ def main() -> None:
             poll_interval=0.05,
         ).start()  # fmt: skip
         try:
-            runs = [(kind, clients) for kind in ("json", "protobuf") for clients in (1, 4)]
+            runs = [(kind, clients) for kind in ("json", "protobuf") for clients in (1, 4)] + [("mixed", 1)]
             first = 1
             for kind, clients in runs:
                 rates, medians = [], []
@@ -209,6 +263,13 @@ def main() -> None:
                     first += 10 * args.spans
                     rates.append(rate)
                     medians.append(median)
+                if kind == "mixed":
+                    print(f"ingest spans+records protobuf 1 connection: {statistics.median(rates):9,.0f} "
+                          f"spans+records/s (runs {min(rates):,.0f}-{max(rates):,.0f}), median "
+                          f"{statistics.median(medians) * 1000:5.1f} ms/request ({args.spans // 2:,} spans + "
+                          f"{args.spans // 2:,} records, sessions of 10 + 10, {args.batch} per request, traces "
+                          f"and logs requests alternating, {args.rounds} runs)", flush=True)  # fmt: skip
+                    continue
                 print(f"ingest {kind:8} {clients} connection(s): {statistics.median(rates):9,.0f} spans/s "
                       f"(runs {min(rates):,.0f}-{max(rates):,.0f}), median {statistics.median(medians) * 1000:5.1f} "
                       f"ms/request ({args.spans:,} spans, {args.batch} per request, {args.rounds} runs)",
@@ -220,7 +281,8 @@ def main() -> None:
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             size = sum(p.stat().st_size for p in (folder / "store").glob("store.sqlite3*")) / 2**20
             print(
-                f"memory  : peak RSS {rss:.0f} MiB with {counts['spans']:,} spans stored; store {size:.0f} MiB"
+                f"memory  : peak RSS {rss:.0f} MiB with {counts['spans']:,} spans and {counts['records']:,} "
+                f"records stored; store {size:.0f} MiB"
             )
         finally:
             server.stop()

@@ -7,15 +7,15 @@ slip on numbers, and a quote off by a few percent can change a trading decision,
 deterministic: it pulls ticker + price pairs out of the agent's answer in the target trace and compares each
 with a reference.
 
-Response text (per span of the target trace, tool spans excluded): the first of ``gen_ai.task.output``,
-``traceloop.entity.output``, ``gen_ai.completion.0.content``, ``gen_ai.completion``, ``output.value``, else
-the ``message`` of ``gen_ai.choice`` events, else the ``content`` of ``gen_ai.user.message`` events (the
-fact sheet's response sources; a trace that recorded only the user's message is read, not ``NO_OUTPUT``).
-JSON values are unwrapped to the assistant's text (the last
-assistant message of a ``messages`` list; ``text``/``content`` blocks). When the trace has agent-level
-spans (``gen_ai.operation.name == "invoke_agent"``, ``traceloop.span.kind`` ``agent``/``workflow``, or a
-name starting with ``invoke_agent``) only their text is used, so the final answer is not counted twice
-through the LLM spans below it.
+The answer: the agent's response text in the target trace, read by the shared ``agentcore_spans`` module in
+every form evalkit's built-in span judges read (span attributes ``gen_ai.output.messages``, ``gen_ai.choice``
+events, ``gen_ai.completion*``, ``gen_ai.task.output``, OpenInference ``llm.output_messages.N.*`` /
+``output.value``, Traceloop ``traceloop.entity.output``, ``gen_ai.client.inference.operation.details`` span
+events) and in the trace's event records (ADOT ``body.output.messages``, joined to their span by
+``traceId`` + ``spanId``). Tool spans and tool records are not answers, and only assistant messages are read:
+a user's message ("I heard AAPL is at $250?") is never checked as if the agent had said it. When the trace
+has agent-level spans (``invoke_agent``, ``traceloop.span.kind`` ``agent``/``workflow``) only their answer is
+used, so the final answer is not counted twice through the LLM spans below it.
 
 Pair extraction (``extract_price_pairs``), built for precision: a wrong pair fails a correct agent, a missed
 pair only weakens the check.
@@ -48,9 +48,12 @@ static snapshot for demos and tests, not live data.
 
 drift = |quoted - reference| / reference x 100 (rounded to 6 decimals to drop float noise); tolerance from
 ``DRIFT_TOLERANCE_PERCENT`` (default 2). Labels: ``DRIFT`` 0.0 when any pair is above the tolerance (each
-pair listed with its drift), ``PASS`` 1.0 when all are within it, ``NO_PRICES`` 1.0 when the answer quotes
-no priced ticker with a reference, ``NO_OUTPUT`` 1.0 when the trace has no response text. A malformed event
-gives ``errorCode`` ``InvalidInput``; a bad tolerance or unreadable reference file gives
+pair listed with its drift), ``PASS`` 1.0 when all are within it, ``NO_PRICES`` 1.0 when the answer was read
+and quotes no priced ticker with a reference (there is nothing to check, and nothing wrong), ``NO_OUTPUT`` 0.0
+when no answer can be found in the trace: the check did not see what the agent said, so it cannot vouch for
+it, and a gate must not pass a trace because its answer was recorded in a form nobody read. ``PASSING_LABELS``
+(``PASS``, ``NO_PRICES``) tells evalkit which labels count as passing: ``DRIFT`` and ``NO_OUTPUT`` never do.
+A malformed event gives ``errorCode`` ``InvalidInput``; a bad tolerance or unreadable reference file gives
 ``InvalidConfiguration`` / ``ReferenceUnavailable``; the handler never raises.
 """
 
@@ -64,6 +67,8 @@ from agentcore_spans import read_trace_event as _read_event
 from agentcore_spans import response_texts, spans_in_trace
 
 EVALUATION_LEVEL = "TRACE"
+#: The labels that count as passing (evalkit's ``--fail-under``, ``spans status``, alarms and reports read it).
+PASSING_LABELS = ("PASS", "NO_PRICES")
 
 MAX_EXPLANATION = 2048
 DEFAULT_TOLERANCE_PERCENT = 2.0
@@ -158,9 +163,10 @@ def _evaluate(event) -> dict:
     if not texts:
         return {
             "label": "NO_OUTPUT",
-            "value": 1.0,
+            "value": 0.0,
             "explanation": (
-                f"No agent response text in trace {trace_id} ({len(in_trace)} span(s)); nothing to check."
+                f"No agent answer found in trace {trace_id} ({len(in_trace)} span(s) and record(s)); the "
+                "quoted prices could not be checked."
             ),
         }
     pairs: list[tuple[str, float]] = []

@@ -7,11 +7,14 @@ spans; this evaluator keeps the spans of the target trace (``evaluationTarget.tr
 every tool returned, so a contract change, parsing bug or upstream outage is caught at the tool boundary,
 before the agent weaves bad data into an answer.
 
-Tool spans: the span name starts with ``execute_tool ``, or the span has ``gen_ai.tool.name``, or
-``traceloop.span.kind`` is ``tool``. Tool name: the first of ``gen_ai.tool.name``, ``tool.name``,
-``traceloop.entity.name``, else the span name without ``execute_tool ``. Tool output: the first of
-``gen_ai.tool.call.result``, ``traceloop.entity.output``, ``tool.output``, ``tool.result``, ``output.value``,
-``gen_ai.tool.output`` (non-string values are serialised as JSON).
+Tool spans and their outputs are read by the shared ``agentcore_spans`` module: a tool span's name starts
+with ``execute_tool ``, or it has ``gen_ai.tool.name``, or ``traceloop.span.kind`` is ``tool``. Tool name: the
+first of ``gen_ai.tool.name``, ``tool.name``, ``traceloop.entity.name``, else the span name without
+``execute_tool ``. Tool output: the first of ``gen_ai.tool.call.result``, ``traceloop.entity.output``,
+``tool.output``, ``tool.result``, ``output.value``, ``gen_ai.tool.output`` (non-string values as JSON); else
+the ``message`` of a ``gen_ai.choice`` event on the tool span (Strands); else the span's tool event record in
+``sessionSpans`` (ADOT: ``body.output.messages[].content.message``, joined by ``traceId`` + ``spanId``).
+Content-block lists (``[{"text": ...}]``) are read as their text.
 
 Checks per tool span:
 
@@ -24,10 +27,12 @@ Checks per tool span:
 - any other tool: a non-empty output (``null``, ``{}``, ``[]`` and ``""`` count as empty).
 - any tool whose span status is ERROR fails, whatever it returned.
 
-Result: no tool spans in the trace gives ``SKIPPED`` 1.0; otherwise value = passed / total, label ``PASS``
-(all pass), ``PARTIAL`` (some) or ``FAIL`` (none); the explanation names each failing span (span id, tool,
-reason). A malformed event gives ``{"errorCode": "InvalidInput", "errorMessage": ...}``; the handler never
-raises.
+Result: no tool spans in the trace gives ``SKIPPED`` 1.0 (the trace called no tool: nothing is wrong at the
+tool boundary); otherwise value = passed / total, label ``PASS`` (all pass), ``PARTIAL`` (some) or ``FAIL``
+(none); the explanation names each failing span (span id, tool, reason). A tool span whose output is recorded
+nowhere fails ("no output recorded"): a check that cannot see the output does not pass it. ``PASSING_LABELS``
+(``PASS``, ``SKIPPED``) tells evalkit which labels count as passing. A malformed event gives
+``{"errorCode": "InvalidInput", "errorMessage": ...}``; the handler never raises.
 """
 
 from __future__ import annotations
@@ -35,20 +40,15 @@ from __future__ import annotations
 import json
 import re
 
-from agentcore_spans import attributes, is_tool_span, spans_in_trace, tool_name
+from agentcore_spans import attributes, is_tool_span, span_key, spans_in_trace, split_documents, tool_name
 from agentcore_spans import read_trace_event as _read_event
+from agentcore_spans import tool_output as _tool_output
 
 EVALUATION_LEVEL = "TRACE"
+#: The labels that count as passing (evalkit's ``--fail-under``, ``spans status``, alarms and reports read it).
+PASSING_LABELS = ("PASS", "SKIPPED")
 
 MAX_EXPLANATION = 2048
-TOOL_OUTPUT_KEYS = (
-    "gen_ai.tool.call.result",
-    "traceloop.entity.output",
-    "tool.output",
-    "tool.result",
-    "output.value",
-    "gen_ai.tool.output",
-)
 TICKER = re.compile(r"\b[A-Z]{1,5}\b")
 PRICE = re.compile(r"\$\s?\d{1,6}(?:[.,]\d{1,4})?")
 PERCENT = re.compile(r"\d(?:[.,]\d+)?\s?%")
@@ -69,14 +69,15 @@ def _evaluate(event) -> dict:
     spans, trace_id, problem = _read_event(event)
     if problem:
         return {"errorCode": "InvalidInput", "errorMessage": problem}
-    in_trace = spans_in_trace(spans, trace_id)
+    in_trace, records = split_documents(spans_in_trace(spans, trace_id))
     results = []
     for span in in_trace:
         attrs = attributes(span)
         if not is_tool_span(span, attrs):
             continue
         tool = tool_name(span, attrs)
-        reason = check_tool_output(tool, _tool_output(attrs), _status_is_error(span))
+        output = _tool_output(span, attrs, records.get(span_key(span), []))
+        reason = check_tool_output(tool, output, _status_is_error(span))
         results.append((str(span.get("spanId") or "?"), tool, reason))
     if not results:
         where = f"{len(in_trace)} span(s)" if in_trace else "no spans"
@@ -161,14 +162,6 @@ def _check_news(text: str) -> str:
 
 
 # --- tool span details and the explanation ------------------------------------------------------------------
-
-
-def _tool_output(attrs: dict) -> str | None:
-    for key in TOOL_OUTPUT_KEYS:
-        if key in attrs and attrs[key] is not None:
-            value = attrs[key]
-            return value if isinstance(value, str) else json.dumps(value, default=str)
-    return None
 
 
 def _status_is_error(span: dict) -> bool:

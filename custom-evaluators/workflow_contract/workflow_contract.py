@@ -20,14 +20,14 @@ order violation of the groups around it). Because the check runs against the lat
 earlier satisfied groups, market data fetched before the broker was identified is a violation even when the
 profile step in between was itself out of order.
 
-Value = satisfied groups / groups, as the fact sheet (``agentcore-code-evaluators.md``) defines it: order
-does not change the value, it changes the label and the explanation. Labels: ``PASS`` 1.0 (all groups, in
-order); ``OUT_OF_ORDER`` (at least one order violation, whether or not a group is missing: the value still
-counts every satisfied group, so a session with all groups called but one out of order scores 1.0 and is
-told apart by its label); ``PARTIAL`` (some groups missing, no violation); ``FAIL`` 0.0 (no group
-satisfied, including sessions without tool calls). The explanation lists the missing groups, every order
-violation (which calls, which spans) and the call sequence. A malformed event gives ``InvalidInput``, a bad
-``WORKFLOW_GROUPS`` gives ``InvalidConfiguration``; the handler never raises.
+Labels and values: ``PASS`` 1.0 (all groups, in order); ``OUT_OF_ORDER`` 0.0 (at least one order
+violation, whether or not a group is missing: a broken contract is a failed contract, so its value can pass
+no gate, however many groups were called); ``PARTIAL`` satisfied groups / groups (some groups missing, no
+violation); ``FAIL`` 0.0 (no group satisfied, including sessions without tool calls). The explanation says
+how many groups were satisfied and how many in order, lists the missing groups, every order violation (which
+calls, which spans) and the call sequence. ``PASSING_LABELS`` (``PASS``) tells evalkit which labels count as
+passing. Event records in ``sessionSpans`` are not tool calls (their spans are). A malformed event gives
+``InvalidInput``, a bad ``WORKFLOW_GROUPS`` gives ``InvalidConfiguration``; the handler never raises.
 """
 
 from __future__ import annotations
@@ -36,10 +36,12 @@ import json
 import os
 import re
 
-from agentcore_spans import attributes, is_tool_span, tool_name
+from agentcore_spans import attributes, is_record, is_tool_span, tool_name
 from agentcore_spans import read_session_event as _read_event
 
 EVALUATION_LEVEL = "SESSION"
+#: The labels that count as passing (evalkit's ``--fail-under``, ``spans status``, alarms and reports read it).
+PASSING_LABELS = ("PASS",)
 
 MAX_EXPLANATION = 2048
 DEFAULT_GROUPS: list[list[str]] = [
@@ -106,7 +108,7 @@ def tool_calls(spans: list[dict]) -> list[tuple[str, str]]:
     keyed = []
     for index, span in enumerate(spans):
         attrs = attributes(span)
-        if is_tool_span(span, attrs):
+        if not is_record(span) and is_tool_span(span, attrs):
             start = _as_int(span.get("startTimeUnixNano"))
             end = _as_int(span.get("endTimeUnixNano"))
             order = (start if start is not None else -1, end if end is not None else -1, index)
@@ -147,7 +149,7 @@ def score(groups: list[list[str]], calls: list[tuple[str, str]]) -> dict:
     if satisfied == 0:
         label = "FAIL"
     elif violations:
-        label = "OUT_OF_ORDER"
+        label, value = "OUT_OF_ORDER", 0.0
     elif missing:
         label = "PARTIAL"
     else:

@@ -4,9 +4,16 @@ Writes ``DIR/results.json`` (``{"evaluationResults": [...]}``, the entries of Ag
 and ``DIR/results.csv`` (one flat row per result), prints the labels each evaluator gave, and with
 ``--fail-under RATE`` exits 1 when the pass rate is below RATE.
 
-The pass rate is the share of all results that are not errors and carry a ``value`` of at least 1.0: labels
-are free-form strings, so the numeric value is the only comparable verdict, and errors (exceptions, timeouts,
-contract violations) count against the gate rather than being left out of it.
+The pass rate is the share of all results that pass by their evaluator's rule (``spans.lambdas.passing_rule``):
+a label in the evaluator's ``PASSING_LABELS`` (an LLM judge: the top of its scale), else a ``value`` of at
+least 1.0. Errors (exceptions, timeouts, contract violations) count against the gate rather than being left
+out of it. results.json says the rule of each evaluator (``passingLabels``, by evaluator id: a list, or null
+for the value rule) and results.csv has a ``passed`` column.
+
+``--reference-inputs FILE`` is AgentCore's ground truth (``evaluationReferenceInputs``): code evaluators get
+their session's in the payload; ``Builtin.Correctness``, ``Builtin.GoalSuccessRate``, the three
+``Builtin.Trajectory*Match`` and custom judges' ground-truth placeholders read them
+(``llm_judges.ground_truth``).
 
 ``evalkit spans package NAME --out NAME.zip [--requirements requirements.txt]`` builds the AWS Lambda
 deployment zip of one span evaluator (``evalkit.spans.lambdas.packaging``, with its pinned third-party
@@ -32,8 +39,6 @@ from evalkit.documents.atomic import atomic_write
 from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
 from evalkit.errors import EvalkitError
 
-#: The value a result needs to count as passing for ``--fail-under``.
-PASS_VALUE = 1.0
 SHOWN_PROBLEMS = 20
 
 
@@ -48,16 +53,20 @@ def register(subparsers) -> None:
         "tool call, and write results.json and results.csv.",
     )
     ev.add_argument(
-        "spans", metavar="SPANS", help="span file (OTLP JSON or JSON lines of span documents) or folder"
+        "spans",
+        metavar="SPANS",
+        help="span file or folder (OTLP JSON, Collector file exporter lines, CloudWatch lines, snake_case span "
+        "dicts, the OpenTelemetry SDK's to_json() / console exporter output)",
     )
     ev.add_argument(
         "--evaluator",
         metavar="NAME[:LEVEL][@MODULE.FUNCTION]",
         action="append",
         required=True,
-        help="span evaluator: Builtin.<Name> (an AgentCore built-in LLM judge) or custom-evaluators/NAME/ "
-        "(NAME.py or lambda_function.py defining lambda_handler or handler; @MODULE.FUNCTION names another "
-        "handler, as Lambda's handler setting); LEVEL (TRACE, TOOL_CALL, SESSION) overrides its "
+        help="span evaluator: Builtin.<Name> (an AgentCore built-in: an LLM judge or Builtin.Trajectory*Match) "
+        "or custom-evaluators/NAME/ (NAME.json, an LLM judge, or NAME.py or lambda_function.py defining "
+        "lambda_handler or handler; @MODULE.FUNCTION names another handler, as Lambda's handler setting); "
+        "LEVEL (TRACE, TOOL_CALL, SESSION) overrides its "
         "EVALUATION_LEVEL; repeat for several (at most 10, as AgentCore allows)",
     )
     ev.add_argument(
@@ -70,14 +79,17 @@ def register(subparsers) -> None:
     ev.add_argument(
         "--reference-inputs",
         metavar="FILE",
-        help="JSON list of AgentCore reference inputs (context.spanContext.sessionId, expectedResponse, ...)",
+        help='AgentCore ground truth: a JSON list (or {"evaluationReferenceInputs": [...]}) of reference '
+        "inputs, each context.spanContext.sessionId (and traceId for one trace) with expectedResponse, "
+        "assertions and/or expectedTrajectory; read by code evaluators, Builtin.Correctness, "
+        "Builtin.GoalSuccessRate, Builtin.Trajectory*Match and custom judges' ground-truth placeholders",
     )
     ev.add_argument(
         "--fail-under",
         metavar="RATE",
         type=parse_rate,
-        help="exit 1 when the share of results that are not errors and have value >= 1.0 is below RATE "
-        "(0-1, or 80%%)",
+        help="exit 1 when the share of results that are not errors and have value >= 1.0 (for a categorical "
+        "LLM judge: a passing label) is below RATE (0-1, or 80%%)",
     )
     ev.add_argument(
         "--timeout",
@@ -97,6 +109,18 @@ def register(subparsers) -> None:
         help="per LLM judge call (default 120)",
     )
     ev.add_argument("--no-cache", action="store_true", help="do not read or write the judge cache")
+    ev.add_argument(
+        "--session-attribute",
+        metavar="NAME",
+        help="span or resource attribute holding the session id (default: session.id, gen_ai.conversation.id "
+        "and the other session attributes agent frameworks emit; a trace with none is its own session)",
+    )
+    ev.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="warning",
+        help="info: say which span shapes each file held",
+    )
     ev.set_defaults(func=main)
     register_serve(commands)
     _register_package(commands)
@@ -143,7 +167,7 @@ def main(args) -> int:
             what=f"Span evaluator {llm[0]}",
         )
     references = _read_references(args.reference_inputs) if args.reference_inputs else None
-    df = load(args.spans, warn=False)
+    df = load(args.spans, warn=False, session_attribute=args.session_attribute)
     problems = df.attrs.get("problems", [])
     for problem in problems[:SHOWN_PROBLEMS]:
         print(f"Warning: {problem}", file=sys.stderr)
@@ -164,12 +188,14 @@ def main(args) -> int:
             judges.close()
     out = Path(args.out)
     try:
-        json_path, csv_path = _write(results, results_frame(results), out)
+        json_path, csv_path = _write(results, results_frame(results, evaluators), out, evaluators)
     except OSError as exc:
         raise EvalkitError(f"cannot write results to {out}: {exc.strerror or exc}") from None
     chosen = len(set(args.session)) if args.session else len(table)
+    records = int((df["signal"] == "record").sum()) if "signal" in df.columns else 0
+    read = count(len(df) - records, "span") + (f" + {count(records, 'event record')}" if records else "")
     print(
-        f"{count(len(df), 'span')}, {count(chosen, 'session')} evaluated: {count(len(results), 'result')} "
+        f"{read}, {count(chosen, 'session')} evaluated: {count(len(results), 'result')} "
         f"in {time.perf_counter() - started:.2f} s"
     )
     _print_summary(evaluators, results)
@@ -179,11 +205,9 @@ def main(args) -> int:
             f"Judge: {count(pool.calls_made, 'model call')}, {pool.cache_hits} cached; tokens "
             f"{judges.tokens['prompt']} prompt + {judges.tokens['completion']} completion"
         )
-    passed, total = passing(results, PASS_VALUE)
+    passed, total = passing(results, evaluators=evaluators)
     rate = passed / total if total else 0.0
-    print(
-        f"Pass rate {percent(rate)} ({passed} of {count(total, 'result')} with value >= {PASS_VALUE:g} and no error)"
-    )
+    print(f"Pass rate {percent(rate)} ({passed} of {count(total, 'result')} passing, no error)")
     print(f"Results: {json_path}")
     print(f"CSV:     {csv_path}")
     if args.fail_under is not None and rate < args.fail_under:
@@ -205,11 +229,16 @@ def _read_references(path: str) -> list:
         data = data["evaluationReferenceInputs"]
     if not isinstance(data, list):
         raise EvalkitError(f"{path}: expected a JSON list of reference inputs")
-    return data
+    from evalkit.spans.llm_judges.ground_truth import check_reference_inputs
+
+    return check_reference_inputs(data, path)
 
 
-def _write(results: list[dict], frame, out: Path) -> tuple[Path, Path]:
+def _write(results: list[dict], frame, out: Path, evaluators) -> tuple[Path, Path]:
     json_path, csv_path = out / "results.json", out / "results.csv"
+    rules = {
+        e.evaluator_id: sorted(e.passing_labels) if e.passing_labels is not None else None for e in evaluators
+    }
     # One result per line, each encoded in one C-accelerated call: json.dump with indent would take the
     # pure-Python encoder (3 s for 50,000 results).
     encode = json.JSONEncoder(ensure_ascii=False).encode
@@ -218,7 +247,8 @@ def _write(results: list[dict], frame, out: Path) -> tuple[Path, Path]:
         for index, entry in enumerate(results):
             handle.write(",\n  " if index else "\n  ")
             handle.write(encode(entry))
-        handle.write("\n]}\n" if results else "]}\n")
+        handle.write("\n]," if results else "],")
+        handle.write(f' "passingLabels": {encode(rules)}}}\n')
     with atomic_write(csv_path, newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(frame.columns)
@@ -231,6 +261,7 @@ def _print_summary(evaluators, results: list[dict]) -> None:
     """One line per evaluator: how many results, the labels counted, the error codes counted."""
     by_key: dict[tuple[str, str], list[dict]] = {(e.name, e.level): [] for e in evaluators}
     ids = {e.evaluator_id: (e.name, e.level) for e in evaluators}
+    rules = {(e.name, e.level): e.passing_labels for e in evaluators}
     for entry in results:
         by_key[ids[entry["evaluatorId"]]].append(entry)
     width = max(len(f"{n} ({lv})") for n, lv in by_key)
@@ -244,7 +275,9 @@ def _print_summary(evaluators, results: list[dict]) -> None:
             parts.append(f"{n} error{'s' if n != 1 else ''} ({detail})")
         head = f"{name} ({level})"
         count = f"{len(entries)} result{'s' if len(entries) != 1 else ''}"
-        print(f"  {head:<{width}}  {count}: {'; '.join(parts) or '-'}")
+        declared = rules.get((name, level))
+        rule = f" [passing: {', '.join(sorted(declared))}]" if declared is not None else ""
+        print(f"  {head:<{width}}  {count}: {'; '.join(parts) or '-'}{rule}")
 
 
 # --- evalkit spans package NAME --out NAME.zip --------------------------------------------------------------

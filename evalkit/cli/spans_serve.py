@@ -2,9 +2,10 @@
 
 ``serve`` runs an OTLP/HTTP receiver on ``--host``/``--port`` (loopback and 4318 by default; HTTPS with
 ``--tls-cert``/``--tls-key``; ``--token`` off loopback needs TLS or ``--insecure``) that stores spans
-in ``--store DIR`` and scores a sample of the sessions that went quiet for ``--session-timeout`` with up to 10
+(``/v1/traces``) and event records (``/v1/logs``) in ``--store DIR`` and scores a sample of the sessions that went quiet for ``--session-timeout`` with up to 10
 Lambda-style evaluators, writing ``DIR/results.jsonl`` and ``DIR/metrics.jsonl`` (see
-``evalkit.spans.online.server``). ``status`` summarises a store: sessions per state and pass rates per evaluator.
+``evalkit.spans.online.server``). ``status`` summarises a store: sessions per state, spans and records stored, pass rates per
+evaluator.
 
 Both are added to the ``spans`` command group by ``register(commands)``, where ``commands`` is that group's
 subparsers object.
@@ -25,7 +26,8 @@ def register(commands) -> None:
     sv = commands.add_parser(
         "serve",
         help="receive OTLP spans and evaluate completed sessions continuously (online evaluation)",
-        description="An OTLP/HTTP receiver (POST /v1/traces, protobuf or JSON) that stores spans durably in "
+        description="An OTLP/HTTP receiver (POST /v1/traces for spans, POST /v1/logs for event records; "
+        "protobuf or JSON) that stores spans and records durably in "
         "DIR/store.sqlite3 and, once a session has had no span for --session-timeout, runs the evaluators on "
         "the sampled sessions, writing DIR/results.jsonl (gen_ai.evaluation.result events) and "
         "DIR/metrics.jsonl (CloudWatch EMF).",
@@ -68,8 +70,10 @@ def register(commands) -> None:
         metavar="KEY=VALUE",
         action="append",
         default=[],
-        help="evaluate only sessions with a span whose attribute matches: KEY=VALUE, KEY!=VALUE, KEY~=VALUE "
-        "(contains), KEY>N, KEY<N; repeat for several (all must match)",
+        help="evaluate only sessions with a span whose attribute matches (AgentCore's filter operators): "
+        "KEY=VALUE (Equals), KEY!=VALUE (NotEquals), KEY~=VALUE (Contains), KEY!~=VALUE (NotContains), "
+        "KEY>N, KEY<N, KEY>=N, KEY<=N (GreaterThan, LessThan, ...OrEqual); repeat for several, at most 5 "
+        "(all must match)",
     )
     sv.add_argument("--token", help="require the header Authorization: Bearer TOKEN")
     sv.add_argument(
@@ -108,6 +112,12 @@ def register(commands) -> None:
         "--namespace",
         default="Bedrock-AgentCore/Evaluations",
         help="EMF metric namespace (default %(default)s)",
+    )
+    sv.add_argument(
+        "--session-attribute",
+        metavar="NAME",
+        help="span or resource attribute holding the session id (default: session.id, gen_ai.conversation.id "
+        "and the other session attributes agent frameworks emit; a trace with none is its own session)",
     )
     sv.set_defaults(func=serve_main)
 
@@ -157,12 +167,17 @@ def serve_main(args) -> int:
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
         insecure=args.insecure,
+        session_attribute=args.session_attribute,
     )
     try:
         server.start()
     except OSError as exc:
         raise EvalkitError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
-    print(f"Receiving OTLP spans on {server.url} (store {args.store}); Ctrl-C to stop", flush=True)
+    print(
+        f"Receiving OTLP spans on {server.url} and event records on {server.logs_url} (store {args.store}); "
+        "Ctrl-C to stop",
+        flush=True,
+    )
     stopped = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     try:
@@ -184,7 +199,7 @@ def status_main(args) -> int:
     counts = info["counts"]
     print(
         f"Sessions: {counts['open']} open, {counts['complete']} complete, {counts['evaluated']} evaluated, "
-        f"{counts['skipped']} skipped; {counts['spans']} spans stored"
+        f"{counts['skipped']} skipped; {counts['spans']} spans, {counts['records']} records stored"
     )
     names = sorted(set(info["hour"]) | set(info["day"]))
     if not names:

@@ -100,7 +100,8 @@ def register(commands) -> None:
         metavar="KEY=VALUE",
         action="append",
         default=[],
-        help="as spans serve: KEY=VALUE, KEY!=VALUE, KEY~=VALUE, KEY>N, KEY<N (all must match)",
+        help="as spans serve: KEY=VALUE, KEY!=VALUE, KEY~=VALUE, KEY!~=VALUE, KEY>N, KEY<N, KEY>=N, KEY<=N "
+        "(AgentCore's eight operators; at most 5, all must match)",
     )
     st.add_argument("--timeout", metavar="SECONDS", type=float, default=300.0, help="per evaluator call")
     st.add_argument(
@@ -129,6 +130,12 @@ def register(commands) -> None:
     st.add_argument("--trigger-interval", metavar="DURATION", default="10s", help="micro-batch interval")
     st.add_argument(
         "--max-files-per-trigger", metavar="N", type=int, help="files per micro-batch (backfills)"
+    )
+    st.add_argument(
+        "--session-attribute",
+        metavar="NAME",
+        help="span or resource attribute holding the session id (default: session.id, gen_ai.conversation.id "
+        "and the other session attributes agent frameworks emit; a trace with none is its own session)",
     )
     st.set_defaults(func=stream_main)
 
@@ -176,6 +183,7 @@ def stream_main(args) -> int:
             concurrency=max(1, args.concurrency),
             cache=not args.no_cache,
             judge_timeout=args.judge_timeout,
+            session_attribute=args.session_attribute,
         )
         where = args.source or f"Kafka topic {args.kafka_topic}"
         print(

@@ -11,7 +11,8 @@
 - ``custom``: discovery and loading of ``custom-evaluators/<name>/`` (code-only, ``.prompty`` judges, span
   evaluators named in documents, via ``span_docs``); ``time_limit`` and ``worker_process``: the per-row time
   limit of code-only evaluators (a forked worker process, or a watched thread where forking is unsafe);
-  ``import_limit``: a custom evaluator's module imported under that limit.
+  ``import_limit``: a custom evaluator's module imported under that limit; ``prompty_checks``: the load-time
+  warnings about a ``.prompty``'s template (undeclared inputs, the reserved ``prompt``).
 - ``names``: the rules of evaluator names; ``registry``, the top of the package: a name to an evaluator
   object.
 - ``scaffold``: the templates of ``evalkit new``.

@@ -29,17 +29,19 @@ from evalkit.evaluators.base import verdict_frame
 from evalkit.evaluators.contract import ContractError, describe_exception, read_score, signature_message
 from evalkit.evaluators.import_limit import UnloadedEvaluator, import_timeout_message, import_within
 from evalkit.evaluators.llm_judges import LLMJudge
+from evalkit.evaluators.prompty_checks import check_template, warn_missing_prompty
 from evalkit.evaluators.span_docs import SpanDocumentEvaluator
 from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT, own_failure, run_with_time_limit
 from evalkit.evaluators.worker_process import can_fork, run_in_workers
+from evalkit.judges.judge_answers import refusal, unread_answer
 from evalkit.judges.pool import JudgeFailure, classify, find_error
 from evalkit.judges.promptflow_calls import fold, promptflow_call
+from evalkit.judges.promptflow_models import JudgeModel, judge_model
 from evalkit.judges.prompty import load as load_prompty
 from evalkit.judges.prompty import neutralise_role_markers
 
 log = logging.getLogger("evalkit.custom")
 
-_LLM_HINTS = re.compile(r"load_flow|promptflow|model_config|\.prompty")
 _INPUTS = ("prompt", "response", "expected_response", "context")
 #: Errors a judge wrapper raises when it cannot read the model's answer (see ``CustomJudge``).
 _READING_ERRORS = (KeyError, IndexError, AttributeError, ValueError, TypeError)
@@ -226,17 +228,19 @@ class CustomJudge(LLMJudge):
         self.cls = cls
         self.identity = f"custom:{name}@{_fingerprint(folder, name)}"
         self._instances: dict[str, Any] = {}
+        self._model: JudgeModel | None = None
 
     def _instance(self, config: dict):
         """One wrapper per distinct configuration; a constructor failure is kept and reported per row."""
         key = json.dumps(config, sort_keys=True, default=repr)
         if key not in self._instances:
             try:
-                self._instances[key] = self.cls(
-                    threshold=config.get("threshold", self.default_threshold),
-                    options=config.get("options") or {},
-                    model_config=dict(self.model_config or {}),
-                )
+                with judge_model(self._judge_model()):  # the .prompty's own connection / model replaced
+                    self._instances[key] = self.cls(
+                        threshold=config.get("threshold", self.default_threshold),
+                        options=config.get("options") or {},
+                        model_config=dict(self.model_config or {}),
+                    )
             except TypeError as exc:
                 self._instances[key] = JudgeFailure(
                     f"constructor failed: {signature_message(exc)}", "evaluatorLoadError"
@@ -246,6 +250,12 @@ class CustomJudge(LLMJudge):
                     f"constructor failed: {describe_exception(exc)}", "evaluatorLoadError"
                 )
         return self._instances[key]
+
+    def _judge_model(self) -> JudgeModel:
+        """evalkit's judge model for this evaluator's prompties (``promptflow_models``): one per run."""
+        if self._model is None or self._model.config != (self.model_config or {}):
+            self._model = JudgeModel(dict(self.model_config or {}), self.name)
+        return self._model
 
     def make_call(self, row, config):
         instance = self._instance(config)
@@ -257,18 +267,18 @@ class CustomJudge(LLMJudge):
             if isinstance(instance, JudgeFailure):
                 raise instance
             # promptflow's own retries off: one pool attempt is one request; its log lines come back here.
-            with promptflow_call() as heard:
+            with promptflow_call() as heard, judge_model(self._judge_model()) as answers:
                 try:
                     return instance(**inputs)
                 except Exception as exc:  # noqa: BLE001 - user code: classified, with what promptflow said
-                    failure = fold(self._failure(exc), heard)
+                    failure = fold(self._failure(exc, answers), heard)
                     if failure is exc:
                         raise
                     raise failure from exc
 
         return run
 
-    def _failure(self, exc: Exception) -> JudgeFailure:
+    def _failure(self, exc: Exception, answers: list) -> JudgeFailure:
         """What a wrapper's exception means: an unreadable answer, a signature mistake, or (``classify``) an
         HTTP status, a timeout, a connection error."""
         if isinstance(exc, JudgeFailure):
@@ -285,7 +295,7 @@ class CustomJudge(LLMJudge):
         if isinstance(exc, _READING_ERRORS) and self._reading_the_answer(exc):
             return JudgeFailure(
                 f"could not parse score: {self.name}.py could not read the judge's answer "
-                f"({type(exc).__name__}: {exc}). {UNPARSEABLE_HINT}",
+                f"({type(exc).__name__}: {exc}){unread_answer(self.name, answers, UNPARSEABLE_HINT)}",
                 "judgeOutputUnparseable",
             )
         if isinstance(exc, TypeError):
@@ -315,7 +325,8 @@ class CustomJudge(LLMJudge):
         try:
             return read_score(value, llm=True)
         except ContractError as exc:
-            raise JudgeFailure(str(exc), exc.code) from None
+            message = str(exc) if exc.code == "evaluatorError" else refusal(self.name, value, str(exc))
+            raise JudgeFailure(message, exc.code) from None
 
 
 def load_custom(name: str, folder: Path, where: str = "", import_timeout: float | None = DEFAULT_TIMEOUT):
@@ -357,9 +368,9 @@ def load_custom(name: str, folder: Path, where: str = "", import_timeout: float 
         (time.perf_counter() - started) * 1000,
     )
     if is_llm:
-        _check_template(name, home / f"{name}.prompty")
+        check_template(name, home / f"{name}.prompty")
         return CustomJudge(name, home, cls)
-    _warn_missing_prompty(name, module_path)
+    warn_missing_prompty(name, module_path)
     return CustomEvaluator(name, home, cls)
 
 
@@ -426,67 +437,6 @@ def _first_class(name: str, path: Path, import_timeout: float | None):
         "__init__(self, *, threshold, options=None, **_) and "
         "__call__(self, *, prompt='', response='', expected_response='', context='', **_)."
     )
-
-
-def _check_template(name: str, path: Path) -> None:
-    """Warn about the template mistakes the seed describes; the run goes on either way."""
-    try:
-        template = load_prompty(path)
-    except (ValueError, OSError) as exc:
-        log.warning(
-            "Custom evaluator '%s': %s cannot be read (%s); the judge will fail to load.",
-            name,
-            path.name,
-            exc,
-        )
-        return
-    except Exception as exc:  # noqa: BLE001 - a YAML error in the front matter
-        log.warning(
-            "Custom evaluator '%s': the front matter of %s is not valid YAML (%s).", name, path.name, exc
-        )
-        return
-    used, declared = template.variables(), set(template.inputs)
-    if not declared:
-        log.warning(
-            "Custom evaluator '%s': %s has no inputs: block, so promptflow passes no variables and the template "
-            "renders empty. Declare every {{variable}} under inputs: with type: string.",
-            name,
-            path.name,
-        )
-    for variable in sorted(used - declared) if declared else []:
-        log.warning(
-            "Custom evaluator '%s': %s uses {{%s}}, which its inputs: block does not declare; promptflow "
-            "renders it empty. Add '%s: {type: string}' under inputs:.",
-            name,
-            path.name,
-            variable,
-            variable,
-        )
-    if "prompt" in used or "prompt" in declared:
-        log.warning(
-            "Custom evaluator '%s': %s uses 'prompt', which promptflow reserves; name it user_prompt in the "
-            "template and pass prompt=... on as user_prompt=... in %s.py.",
-            name,
-            path.name,
-            name,
-        )
-
-
-def _warn_missing_prompty(name: str, path: Path) -> None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return
-    hit = _LLM_HINTS.search(text)
-    if hit:
-        log.warning(
-            "Custom evaluator '%s' has no %s.prompty, but %s mentions %r: if it is an LLM judge, the "
-            ".prompty may be missing. Running it as a code-only evaluator.",
-            name,
-            name,
-            path.name,
-            hit.group(0),
-        )
 
 
 def _fingerprint(home: Path, name: str) -> str:

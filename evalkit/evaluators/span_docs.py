@@ -5,8 +5,10 @@ sample layout ``lambda_function.py`` (``lambda_handler`` or ``handler``), is an 
 evaluator; an evaluator's ``handler`` option (``"module.function"``, Lambda's handler setting) names another
 handler in its folder. Named in a document, it runs on the spans the agent emitted while answering each row (captured by
 ``evalkit run --agent``): one call per session, trace or tool-call span of that row, as its level says. The row's
-score is the lowest ``value`` of those calls, and it passes when that meets the threshold (default 1.0);
-the reason lists each call's label and explanation. A call that errors, or returns a label without a value,
+score is the lowest ``value`` of those calls, and it passes when that meets the threshold (default 1.0) and,
+for an evaluator that declares its passing labels (``PASSING_LABELS``), every call's label is one of them
+(``NO_OUTPUT``, ``OUT_OF_ORDER``, ``PII_LEAK``, ``DRIFT`` never pass, whatever the threshold); the reason
+lists each call's label and explanation, and names a label that does not pass. A call that errors, or returns a label without a value,
 makes the row's result an error.
 
 An LLM-as-judge span evaluator (``custom-evaluators/<name>/<name>.json``) is named the same way: it is an LLM
@@ -21,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from evalkit.evaluators.base import verdict_frame
+from evalkit.spans.lambdas.passing_rule import passes
 
 NO_SPANS = (
     "no spans were captured for this item: span evaluators read the agent's OpenTelemetry spans, so run the "
@@ -77,6 +80,7 @@ class SpanDocumentEvaluator:
         scores = np.full(n, np.nan)
         thresholds = np.array([float(c.get("threshold", 1.0)) for c in configs])
         reasons, errors, codes = [None] * n, [None] * n, [None] * n
+        refused = np.zeros(n, dtype=bool)  # a call's label is not one the evaluator declares passing
         spans_column = rows["spans"].tolist() if "spans" in rows else [[]] * n
         judges = self._judges()
         for i, (spans, config) in enumerate(zip(spans_column, configs)):
@@ -93,18 +97,24 @@ class SpanDocumentEvaluator:
                 except Exception as exc:  # noqa: BLE001 - a bad level or broken spans: this row's error
                     errors[i], codes[i] = f"{type(exc).__name__}: {exc}", "evaluatorError"
                     continue
-                scores[i], reasons[i], errors[i], codes[i] = _combine(results, evaluator.level)
+                scores[i], reasons[i], errors[i], codes[i] = _combine(results, evaluator.level, evaluator)
+                refused[i], reasons[i] = _label_check(
+                    results, evaluator, reasons[i], scores[i] >= thresholds[i]
+                )
             finally:
                 if self.on_row_done is not None:
                     self.on_row_done()
         if judges is not None:
             for key in ("prompt", "completion"):
                 self.tokens[key] += judges.tokens[key]
-        return verdict_frame(rows.index, scores, thresholds, reasons, errors, codes)
+        frame = verdict_frame(rows.index, scores, thresholds, reasons, errors, codes)
+        frame.loc[refused & (frame["result"] == "pass").to_numpy(), "result"] = "fail"
+        return frame
 
 
-def _combine(results: list[dict], level: str):
-    """(score, reason, error, code) of one row from its span-evaluation results."""
+def _combine(results: list[dict], level: str, evaluator=None):
+    """(score, reason, error, code) of one row from its span-evaluation results. A categorical LLM judge's
+    results carry a label and no value (as AgentCore's do): a passing label scores 1.0, another 0.0."""
     if not results:
         return np.nan, None, f"nothing to evaluate at level {level} in this item's spans", "evaluatorError"
     failed = [r for r in results if "errorCode" in r]
@@ -112,6 +122,8 @@ def _combine(results: list[dict], level: str):
         first = failed[0]
         return np.nan, None, f"{first['errorCode']}: {first.get('errorMessage', '')}", "evaluatorError"
     values = [r.get("value") for r in results]
+    if getattr(evaluator, "kind", None) == "categorical":
+        values = [1.0 if r.get("label") in evaluator.passing_labels else 0.0 for r in results]
     if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in values):
         label = next(r["label"] for r, v in zip(results, values) if not isinstance(v, (int, float)))
         return (
@@ -124,3 +136,21 @@ def _combine(results: list[dict], level: str):
         f"{r['label']}: {r['explanation']}" if r.get("explanation") else r["label"] for r in results
     )
     return float(min(values)), reason[:2048], None, None
+
+
+def _label_check(
+    results: list[dict], evaluator, reason: str | None, value_passes: bool
+) -> tuple[bool, str | None]:
+    """(whether a call's label is not among the evaluator's passing labels, the reason). The reason says so
+    only where the value alone would have passed the threshold. An LLM judge's row is decided by its threshold
+    alone (its values are the scale's, chosen by the document)."""
+    labels = None if getattr(evaluator, "is_llm", False) else getattr(evaluator, "passing_labels", None)
+    if labels is None or not results or any("errorCode" in r for r in results):
+        return False, reason
+    failing = sorted({str(r.get("label")) for r in results if not passes(r, labels)})
+    if not failing:
+        return False, reason
+    if not value_passes:
+        return True, reason
+    note = f"label {', '.join(failing)} is not passing (passing: {', '.join(sorted(labels))})"
+    return True, f"{note}; {reason}"[:2048] if reason else note

@@ -7,6 +7,11 @@
 - ``offline``: switches that keep promptflow and azure-ai-evaluation from phoning home.
 - ``promptflow_calls``: custom ``.prompty`` judges' calls with promptflow's own retries off (one request per
   pool attempt) and its log lines folded into the error message instead of stderr.
+- ``promptflow_models``: custom ``.prompty`` judges run on evalkit's judge model, whatever ``connection`` or
+  model configuration the file names (one notice per evaluator).
+- ``judge_answers``: what a custom judge's wrapper returns (``{"score": 1-5, "reason"}``), the message when it
+  returns something else, and ``read_judge_answer`` for the answer shapes promptflow / azure-ai-evaluation
+  judges give.
 
 The built-in LLM judges themselves are evaluators (``evalkit.evaluators.llm_judges``): they implement the
 evaluator protocol and use this package to reach the model.

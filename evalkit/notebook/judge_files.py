@@ -46,8 +46,9 @@ The studio rewrites this file when those inputs change, as long as the line abov
 delete that line to make the wrapper yours.
 """
 
-import json
 from pathlib import Path
+
+from evalkit.judges.judge_answers import read_judge_answer
 
 
 class {class_name}:
@@ -71,8 +72,8 @@ class {class_name}:
     ) -> dict:
         # promptflow reserves "prompt", so the template calls the user's message user_prompt.
         answer = self._flow({arguments})
-        data = json.loads(answer) if isinstance(answer, str) else answer
-        return {{"score": data["score"], "reason": data.get("reason", "")}}
+        # {{"score": <integer 1-5>, "reason": ...}}; name other fields: read_judge_answer(answer, score="...")
+        return read_judge_answer(answer)
 '''
 
 
@@ -148,9 +149,11 @@ def scaffold_texts(name: str) -> tuple[str, str]:
 
 
 def is_scaffold_wrapper(name: str, wrapper: str) -> bool:
-    """Whether ``wrapper`` is, unchanged, the one ``evalkit new NAME --llm`` writes."""
+    """Whether ``wrapper`` is, unchanged, the one ``evalkit new NAME --llm`` writes (or an earlier version wrote)."""
+    from evalkit.evaluators.scaffold import earlier_llm_wrappers
+
     try:
-        return wrapper == scaffold_texts(name)[1]
+        return wrapper == scaffold_texts(name)[1] or wrapper in earlier_llm_wrappers(name)
     except EvalkitError:  # an existing judge whose name the scaffold would refuse
         return False
 

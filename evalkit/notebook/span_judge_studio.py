@@ -140,7 +140,7 @@ class SpanJudgeStudio:
         config = {
             "level": evaluator.level,
             "evaluatorConfig": {
-                "llmAsAJudge": {"instructions": evaluator.instructions, "ratingScale": {"categorical": scale}}
+                "llmAsAJudge": {"instructions": evaluator.instructions, "ratingScale": {"numerical": scale}}
             },
         }
         return f"{spec[len('Builtin.') :]}_custom", config, True

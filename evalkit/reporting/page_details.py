@@ -6,7 +6,11 @@ value is empty is left out entirely (a 100,000-row run without an agent pays not
 
 Spans (captured with ``evalkit run --agent``, OTLP JSON dicts in the ``spans`` column) are reduced to what the
 trace waterfall draws: name, start offset and duration in milliseconds from the row's first span, status,
-nesting depth (from ``parentSpanId``) and the attributes, cut like every other text.
+nesting depth (from ``parentSpanId``) and the attributes, cut like every other text. Event records in the
+same list (OTel log records of a span, AgentCore's split form: no ``name``, no ``startTimeUnixNano``, their
+``body`` holding the span's messages; see ``evalkit.spans.reading.event_record``) are drawn under their span
+(joined by ``spanId``), one level deeper, as a moment (``timeUnixNano``) rather than a bar, with their event
+name, attributes and body; a record whose span is not in the list comes after the spans, at the top level.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
+
+from evalkit.spans.reading.event_record import looks_like_record, record_name
 
 #: Longest single string inside a nested value (citation texts, extracts, attribute values), in characters.
 NESTED_TEXT_LIMIT = 1000
@@ -62,16 +68,21 @@ def _nanos(value: Any) -> int | None:
 
 
 def trace(spans: Any) -> list[dict[str, Any]] | None:
-    """One row's spans as waterfall entries ``{n, s, d, st, l, a}``, ordered by start; None without spans.
+    """One row's spans as waterfall entries ``{n, s, d, st, l, a}``, ordered by start, each span's event records
+    (``r: 1``, with the body in ``b``) right under it; None without spans or records.
 
-    ``s`` is the start offset and ``d`` the duration in milliseconds (from the earliest span of the row), ``st``
-    the status code (``OK``, ``ERROR``, ``UNSET``), ``l`` the nesting depth and ``a`` the attributes.
+    ``s`` is the start offset and ``d`` the duration in milliseconds (from the earliest span or record of the
+    row), ``st`` the status code (``OK``, ``ERROR``, ``UNSET``; ``record`` for a record), ``l`` the nesting
+    depth and ``a`` the attributes.
     """
     if not isinstance(spans, (list, tuple)) or not spans:
         return None
     docs = [s for s in spans if isinstance(s, dict)]
+    records = [d for d in docs if _is_record(d)]
+    docs = [d for d in docs if not _is_record(d)]
     starts = [_nanos(s.get("startTimeUnixNano")) for s in docs]
-    known = [s for s in starts if s is not None]
+    times = [_record_time(r) for r in records]
+    known = [s for s in starts + times if s is not None]
     if not known:
         return None
     origin = min(known)
@@ -98,10 +109,58 @@ def trace(spans: Any) -> list[dict[str, Any]] | None:
                 "st": str(status.get("code", "UNSET")) if isinstance(status, dict) else "UNSET",
                 "l": depth(span),
                 "a": bounded(span.get("attributes") or {}),
+                "_id": str(span.get("spanId") or ""),
             }
         )
     entries.sort(key=lambda e: e["s"])
-    return entries[:SPAN_LIMIT]
+    return _with_records(entries, records, times, origin)[:SPAN_LIMIT]
+
+
+def _is_record(doc: dict) -> bool:
+    """An event record (a log record of a span) rather than a span: no start time, a record's fields."""
+    return "startTimeUnixNano" not in doc and looks_like_record(doc)
+
+
+def _record_time(record: dict) -> int | None:
+    return _nanos(record.get("timeUnixNano")) or _nanos(record.get("observedTimeUnixNano"))
+
+
+def _with_records(entries: list[dict], records: list[dict], times: list, origin: int) -> list[dict]:
+    """The span entries with each span's records (by time) right after it; records of no listed span last."""
+    by_span: dict[str, list[tuple[int, dict]]] = {}
+    for record, time in zip(records, times, strict=True):
+        by_span.setdefault(str(record.get("spanId") or ""), []).append(
+            (origin if time is None else time, record)
+        )
+    out = []
+    for entry in entries:
+        span_id = entry.pop("_id")
+        out.append(entry)
+        out.extend(
+            _record_entry(r, t, origin, entry["l"] + 1)
+            for t, r in sorted(by_span.pop(span_id, []) if span_id else [], key=_first)
+        )
+    rest = sorted((pair for pairs in by_span.values() for pair in pairs), key=_first)
+    out.extend(_record_entry(r, t, origin, 0) for t, r in rest)
+    return out
+
+
+def _first(pair: tuple) -> int:
+    return pair[0]
+
+
+def _record_entry(record: dict, time: int, origin: int, level: int) -> dict[str, Any]:
+    """A record's waterfall entry: its event name, its moment, its attributes and body."""
+    return {
+        "n": bounded(record_name(record) or "event record"),
+        "s": round((time - origin) / 1e6, 3),
+        "d": 0.0,
+        "st": "record",
+        "l": level,
+        "a": bounded(record.get("attributes") if isinstance(record.get("attributes"), dict) else {}),
+        "b": bounded(record.get("body")),
+        "r": 1,
+    }
 
 
 def item_tags(df: pd.DataFrame) -> list[list[str] | None]:

@@ -1,7 +1,7 @@
 """OpenTelemetry spans and AgentCore-compatible code-based (Lambda) evaluators.
 
     from evalkit import spans
-    df = spans.load("traces/otlp.json")              # one row per span; OTLP JSON or CloudWatch JSONL
+    df = spans.load("traces/otlp.json")              # one row per span or event record; every shape on disk
     spans.sessions(df)                               # one row per session: traces, spans, tool calls
     ev = spans.load_span_evaluator("schema_check")   # custom-evaluators/schema_check/schema_check.py
     results = spans.evaluate_spans(df, [ev])         # AgentCore Evaluate-style result entries
@@ -11,17 +11,22 @@ A span evaluator is a plain AWS Lambda handler; `evalkit spans package NAME` zip
 Subpackages, as the data flows (each ``__init__`` says what it holds and what it may import):
 
 - ``reading``: telemetry in. ``loading`` (``load``: span files of every shape, problems per line),
+  ``shapes`` (which shape a JSON value is: OTLP JSON, Collector lines, CloudWatch, snake_case, SDK
+  ``to_json()``), ``session_ids`` (session attributes, else the trace's session, else the trace itself),
   ``span_document`` (the canonical span document), ``otlp_json`` / ``otlp_protobuf``, ``span_frame`` (the
-  frame, its derived columns, ``sessions``), ``message_forms`` (prompts, answers, tool calls in every form).
+  frame, its derived columns, ``sessions``), ``message_forms`` (prompts, answers, tool calls in every form,
+  from a span, then its event records: ``record_content``; ``message_text`` the shared message reading).
 - ``lambdas``: code-based evaluators as Lambda runs them. ``handler_location`` (which file and function),
   ``span_evaluator`` (``load_span_evaluator``, levels), ``payload`` (the AgentCore event, 6 MB truncation),
   ``invocation`` (the call, its deadline, the response contract), ``event_replay`` (a recorded event, as
   ``spans invoke`` runs it), ``evaluator_workers`` (a worker process per evaluator: a hang is killed, a crash
-  costs one result), ``results`` (result entries, ``results_frame``, ``passing``), ``packaging`` (the zip),
+  costs one result), ``results`` (result entries, ``results_frame``, ``passing``), ``passing_rule`` (which
+  labels pass: ``PASSING_LABELS``, an LLM judge's top label, else value >= 1.0), ``packaging`` (the zip),
   ``requirements_bundle`` (its pinned third-party packages, from pip).
 - ``llm_judges``: AgentCore's ``Builtin.<Name>`` and custom ``<name>.json`` judges. ``builtin_judges``,
-  ``llm_evaluator``, ``custom_llm_judges``, ``conversation`` (turns and placeholders), ``judge_runner``
-  (``SpanJudges``).
+  ``judge_config`` (CreateEvaluator's shapes), ``llm_evaluator``, ``custom_llm_judges``, ``conversation``
+  (turns and placeholders), ``ground_truth`` (reference inputs), ``trajectory_match``
+  (``Builtin.Trajectory*Match``, no model), ``judge_runner`` (``SpanJudges``).
 - ``evaluator_specs`` (a name on the command line to an evaluator of the right kind) and ``evaluation``
   (``evaluate_spans``: both kinds over sessions), on top of those three.
 - ``online``: ``evalkit spans serve``. ``server`` (``serve``), ``intake``, ``receiver``, ``store``,

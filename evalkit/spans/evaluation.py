@@ -44,8 +44,10 @@ from evalkit.spans.lambdas.payload import (
 )
 from evalkit.spans.lambdas.results import TIMEOUT, TOO_LARGE, result_entry
 from evalkit.spans.lambdas.span_evaluator import SpanEvaluator
+from evalkit.spans.llm_judges.ground_truth import check_reference_inputs
 from evalkit.spans.llm_judges.judge_runner import SpanJudges, evaluate_llm, needs_judges
 from evalkit.spans.llm_judges.llm_evaluator import LLMSpanEvaluator
+from evalkit.spans.llm_judges.trajectory_match import TrajectoryMatch, evaluate_trajectory
 from evalkit.spans.reading.loading import load
 
 if TYPE_CHECKING:
@@ -79,7 +81,9 @@ def evaluate_spans(
     like the entries of the Evaluate API's ``evaluationResults``; a failed call is an error entry and never
     stops the run.
 
-    LLM-as-judge evaluators (``Builtin.<Name>``, ``LLMSpanEvaluator``) are judged through ``judges`` (a
+    ``Builtin.Trajectory*Match`` compare each session's tool calls with its reference inputs'
+    ``expectedTrajectory`` (no model). LLM-as-judge evaluators (``Builtin.<Name>``, ``LLMSpanEvaluator``)
+    read the reference inputs they use (``llm_judges.ground_truth``) and are judged through ``judges`` (a
     ``SpanJudges``: model, pool, cache); without it one is made from the environment, and no judge model
     configured is an ``EnvironmentConfigError`` before any work.
 
@@ -102,6 +106,8 @@ def evaluate_spans(
         if not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0):
             raise EvalkitError(f"timeout must be a positive number of seconds, not {timeout!r}")
         groups = session_groups(spans, session)
+        if reference_inputs is not None:
+            check_reference_inputs(reference_inputs)
         references = reference_groups(reference_inputs)
     except BaseException:
         if own_judges:
@@ -151,8 +157,11 @@ def evaluate_groups(
         for evaluator in evaluators:
             started = time.perf_counter()
             before = len(results)
+            if isinstance(evaluator, TrajectoryMatch):
+                results.extend(evaluate_trajectory(evaluator, groups, references))
+                continue
             if isinstance(evaluator, LLMSpanEvaluator):
-                results.extend(evaluate_llm(evaluator, groups, judges))
+                results.extend(evaluate_llm(evaluator, groups, judges, references))
                 log.debug(
                     "%s: %d judgments in %.3f s",
                     evaluator.name,
@@ -194,14 +203,14 @@ def evaluate_groups(
 
 
 def _resolve(evaluators, custom_dir) -> list[SpanEvaluator | LLMSpanEvaluator]:
-    if isinstance(evaluators, (str, SpanEvaluator, LLMSpanEvaluator)):
+    if isinstance(evaluators, (str, SpanEvaluator, LLMSpanEvaluator, TrajectoryMatch)):
         evaluators = [evaluators]
     resolved = []
     seen: set[tuple[str, str]] = set()
     for item in evaluators:
         if isinstance(item, str):
             item = resolve_span_evaluator(item, custom_dir)
-        elif not isinstance(item, (SpanEvaluator, LLMSpanEvaluator)):
+        elif not isinstance(item, (SpanEvaluator, LLMSpanEvaluator, TrajectoryMatch)):
             raise EvalkitError(
                 f"evaluators must be SpanEvaluator or LLMSpanEvaluator objects or names, not "
                 f"{type(item).__name__} (wrap a handler as SpanEvaluator(name, lambda_handler, level=...))"

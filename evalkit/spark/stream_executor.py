@@ -26,9 +26,10 @@ import pandas as pd
 
 from evalkit.spans.llm_judges.judge_runner import SpanJudges
 from evalkit.spans.online.session_evaluation import passed, service_name
-from evalkit.spans.online.session_tracking import Filter, sampled, session_matches
+from evalkit.spans.online.session_tracking import parse_filters, record_session_ids, sampled, session_matches
 from evalkit.spans.reading import loading
-from evalkit.spans.reading.span_frame import session_id_of
+from evalkit.spans.reading.event_record import is_record, record_key
+from evalkit.spans.reading.session_ids import assign_sessions
 
 #: Columns of the parsed span rows.
 SPAN_SCHEMA = "session_id string, trace_id string, span_id string, end_time timestamp, document string"
@@ -44,11 +45,18 @@ _JUDGES: dict[str, SpanJudges] = {}
 
 
 def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-    """Lines (``value``: one OTLP export request or one span document per line) -> sampled span rows.
+    """Lines (``value``: one OTLP export request, traces or logs, or one span or record document per line) ->
+    sampled span and event record rows.
 
-    A span without ``session.id`` (its own or its resource's) takes the session of the spans of its trace in
-    the same line (one exported request); otherwise it is dropped, as are unsampled sessions and lines that
-    are not JSON. Times are the spans' end times (event time of the session windows).
+    A span without a session attribute (``reading.session_ids``) takes the session of the spans of its trace
+    in the same line (one exported request), else, when its trace's root span is in the line, the trace id
+    (the trace is its own session); an event record joins as ``spans serve`` joins it
+    (``record_session_ids``: its own session id, else its span's, else its trace's), from the spans and
+    records of the same Arrow batch of lines (the Collector writes traces and logs as separate lines). What
+    finds no session is dropped, as are unsampled sessions and lines that are not JSON. Times are the spans'
+    end times and the records' times (event time of the session windows); a record's ``span_id`` column is
+    its span's id and its ``record_key`` digest, so retries are dropped and a record is never taken for its
+    span.
     """
     percentage = settings["sampling"]
     for batch in batches:
@@ -59,15 +67,25 @@ def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.
             "end_ns": [],
             "document": [],
         }
-        for text in batch["value"].tolist():
-            for session, doc in _spans(text, settings.get("encoding", "lines")):
-                if session is None or not sampled(session, percentage):
-                    continue
-                rows["session_id"].append(session)
-                rows["trace_id"].append(doc["traceId"])
+        attribute = settings.get("session_attribute")
+        parsed = [
+            pair
+            for text in batch["value"].tolist()
+            for pair in _spans(text, settings.get("encoding", "lines"), attribute)
+        ]
+        for session, doc in _join_records(parsed, attribute):
+            if session is None or not sampled(session, percentage):
+                continue
+            rows["session_id"].append(session)
+            rows["trace_id"].append(doc.get("traceId") or "")
+            if is_record(doc):
+                trace, span, digest = record_key(doc)
+                rows["span_id"].append(f"{span}:{digest}")
+                rows["end_ns"].append(doc["timeUnixNano"])
+            else:
                 rows["span_id"].append(doc["spanId"])
                 rows["end_ns"].append(doc["endTimeUnixNano"])
-                rows["document"].append(_dumps(doc))
+            rows["document"].append(_dumps(doc))
         end_ns = rows.pop("end_ns")
         frame = pd.DataFrame(
             {k: pd.Series(v, dtype=object) for k, v in rows.items()}
@@ -77,8 +95,9 @@ def parse_lines(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.
         yield frame
 
 
-def _spans(text, encoding: str = "lines") -> list[tuple[str | None, dict]]:
-    """The span documents of one line or Kafka message, with their session ids (None when unknown)."""
+def _spans(text, encoding: str = "lines", attribute: str | None = None) -> list[tuple[str | None, dict]]:
+    """The span documents of one line or Kafka message, with their session ids (``reading.session_ids``:
+    a span without a session attribute takes its trace's session in the same message, else its trace id)."""
     if encoding == "otlp_proto":
         from evalkit.spans.online.intake import BadRequest, protobuf_dict
 
@@ -97,15 +116,44 @@ def _spans(text, encoding: str = "lines") -> list[tuple[str | None, dict]]:
             return []
     docs: list[dict] = []
     loading.read_object(value, ("stream", ""), docs, [], [])
-    sessions = [
-        session_id_of(d.get("attributes") or {}, (d.get("resource") or {}).get("attributes") or {})
-        for d in docs
-    ]
-    by_trace: dict[str, str] = {}
-    for doc, session in zip(docs, sessions):
-        if session is not None:
-            by_trace.setdefault(doc["traceId"], session)
-    return [(s if s is not None else by_trace.get(d["traceId"]), d) for d, s in zip(docs, sessions)]
+    sessions, _ = assign_sessions(docs, attribute, partial=True)
+    return list(zip(sessions, docs))
+
+
+class _Known:
+    """The sessions of the spans and records of one batch of lines, as ``record_session_ids`` asks a store."""
+
+    def __init__(self, pairs: list[tuple[str | None, dict]]):
+        self.spans: dict[tuple[str, str], str] = {}
+        self.traces: dict[str, str] = {}
+        for session, doc in pairs:
+            if session is None or not doc.get("traceId"):
+                continue
+            self.traces.setdefault(doc["traceId"], session)
+            if not is_record(doc):
+                self.spans.setdefault((doc["traceId"], doc["spanId"]), session)
+
+    def span_sessions(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        return {k: self.spans[k] for k in keys if k in self.spans}
+
+    def trace_sessions(self, trace_ids: list[str]) -> dict[str, str]:
+        return {t: self.traces[t] for t in trace_ids if t in self.traces}
+
+
+def _join_records(
+    pairs: list[tuple[str | None, dict]], attribute: str | None = None
+) -> list[tuple[str | None, dict]]:
+    """``(session, document)`` pairs of a batch with each event record's session found
+    (``record_session_ids`` over the batch's spans and records)."""
+    at = [i for i, (_, doc) in enumerate(pairs) if is_record(doc)]
+    if not at:
+        return pairs
+    known = _Known(pairs)
+    found = record_session_ids([pairs[i][1] for i in at], known, attribute)
+    out = list(pairs)
+    for i, session in zip(at, found):
+        out[i] = (session, pairs[i][1])
+    return out
 
 
 def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -117,25 +165,22 @@ def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterat
     """
     evaluators = _evaluators(settings)
     judges = _judges(settings)
-    filters = [Filter(text) for text in settings["filters"]]
+    filters = parse_filters(settings["filters"])
     for batch in batches:
         out: dict[str, list] = {
             k: [] for k in ("session_id", "position", "session_end", "evaluator", "passed", "entry")
         }
         kept = []
         for session_id, end, documents in zip(batch["session_id"], batch["session_end"], batch["documents"]):
-            docs = sorted(
-                (json.loads(d) for d in documents),
-                key=lambda d: (d["startTimeUnixNano"], d["traceId"], d["spanId"]),
-            )
-            docs = list({(d["traceId"], d["spanId"]): d for d in docs}.values())  # exporter retries
+            docs = sorted((json.loads(d) for d in documents), key=_order)
+            docs = list({_identity(d): d for d in docs}.values())  # exporter retries
             if evaluators and session_matches(docs, filters):
                 kept.append((session_id, end, docs))
         results = _evaluate(kept, evaluators, judges, settings["timeout"])
         for session_id, end, docs in kept:
             service = service_name(docs)
             for position, entry in enumerate(results.get(session_id, [])):
-                entry["passed"] = passed(entry)
+                entry["passed"] = passed(entry, evaluators)
                 entry["service"] = service
                 out["session_id"].append(session_id)
                 out["position"].append(position)
@@ -150,6 +195,17 @@ def evaluate_sessions(settings: dict, batches: Iterator[pd.DataFrame]) -> Iterat
         frame["passed"] = frame["passed"].astype(bool)
         frame["session_end"] = pd.to_datetime(frame["session_end"], utc=True)
         yield frame
+
+
+def _order(doc: dict) -> tuple:
+    """Spans by start, records by time (as ``sessionSpans`` orders them), then by ids."""
+    time = doc["timeUnixNano"] if is_record(doc) else doc["startTimeUnixNano"]
+    return time, doc.get("traceId") or "", doc.get("spanId") or ""
+
+
+def _identity(doc: dict) -> tuple:
+    """A span's ``(traceId, spanId)``, a record's ``record_key``: equal for a retry's copy only."""
+    return record_key(doc) if is_record(doc) else (doc["traceId"], doc["spanId"])
 
 
 def _evaluate(sessions: list, evaluators: list, judges: SpanJudges | None, timeout: float) -> dict[str, list]:

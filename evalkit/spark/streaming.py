@@ -36,7 +36,7 @@ from pathlib import Path
 from evalkit.errors import EnvironmentConfigError, EvalkitError
 from evalkit.spans.evaluation import MAX_EVALUATORS
 from evalkit.spans.online.exports import NAMESPACE
-from evalkit.spans.online.session_tracking import Filter, parse_duration
+from evalkit.spans.online.session_tracking import parse_duration, parse_filters
 from evalkit.spark.requirements import require_pyspark
 
 KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.13:{version}"
@@ -68,6 +68,7 @@ def start_stream(
     concurrency: int = 8,
     cache: bool | str | os.PathLike = True,
     judge_timeout: float = 120.0,
+    session_attribute: str | None = None,
 ):
     """Start the streaming query; returns Spark's ``StreamingQuery`` (``awaitTermination()``, ``stop()``).
 
@@ -86,7 +87,9 @@ def start_stream(
     ``EnvironmentConfigError`` before the query starts. ``concurrency`` is the most judge calls in flight per
     executor (split among its task slots, each Python worker's share backing off on 429s on its own);
     ``cache`` is the judge cache of each executor (True: a SQLite file on its local disk, False: none, or a
-    path every worker opens); ``judge_timeout`` bounds one judge call, retries included.
+    path every worker opens); ``judge_timeout`` bounds one judge call, retries included. ``session_attribute``
+    names the attribute that holds the session id (default: ``session.id``, ``gen_ai.conversation.id`` and the
+    others ``evalkit.spans.reading.session_ids`` lists; a trace with none is its own session).
     """
     require_pyspark()
     from pyspark.sql import functions as F
@@ -117,6 +120,7 @@ def start_stream(
         "cache": cache_setting(cache),
         "concurrency": worker_share(spark, concurrency),
         "judge_timeout": float(judge_timeout),
+        "session_attribute": session_attribute,
     }
     lines = _lines(spark, source, kafka, max_files_per_trigger, source_glob)
     spans = lines.mapInPandas(functools.partial(parse_lines, settings), SPAN_SCHEMA)
@@ -151,7 +155,7 @@ def _check(
     them, with its messages), filters parse, ranges hold, LLM judges have a judge model (as ``spans serve``:
     ``EnvironmentConfigError``, exit 3). Returns the evaluators' names and the judge model (None without judges).
     """
-    from evalkit.spans.evaluator_specs import resolve_span_evaluator
+    from evalkit.spans.evaluator_specs import online_evaluator
     from evalkit.spans.llm_judges.judge_runner import SpanJudges, needs_judges
 
     if not evaluators:
@@ -164,9 +168,8 @@ def _check(
         raise EvalkitError(f"sampling {sampling!r} is not a percentage between 0 and 100")
     if output_format not in ("jsonl", "parquet"):
         raise EvalkitError(f"output format {output_format!r}: use jsonl or parquet")
-    for text in filters:
-        Filter(text)
-    loaded = [resolve_span_evaluator(spec, folder) for spec in evaluators]
+    parse_filters(filters)
+    loaded = [online_evaluator(spec, folder) for spec in evaluators]
     keys = [(e.name, e.level) for e in loaded]
     if len(set(keys)) != len(keys):
         raise EvalkitError(f"an evaluator is named twice: {', '.join(evaluators)}")

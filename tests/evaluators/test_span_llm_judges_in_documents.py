@@ -18,7 +18,7 @@ CONFIG = {
         "llmAsAJudge": {
             "instructions": "Is the answer on topic?\n\n# Conversation\n{context}\n\n# Assistant response\n{assistant_turn}",
             "ratingScale": {
-                "categorical": [
+                "numerical": [
                     {"label": "Off topic", "value": 0.0, "definition": "about something else"},
                     {"label": "Partly", "value": 0.5, "definition": "partly on topic"},
                     {"label": "On topic", "value": 1.0, "definition": "entirely on topic"},
@@ -99,3 +99,27 @@ def test_a_document_naming_a_builtin_span_judge_is_valid_and_unknown_ones_are_re
     df["evaluators"] = [{"Builtin.Helpfulnes": {}}]
     with pytest.raises(evalkit.EvaluatorConfigError, match="not an AgentCore built-in evaluator"):
         evalkit.evaluate(df, progress=False)
+
+
+def test_a_categorical_span_judge_scores_rows_by_its_passing_label(model_server, tmp_path):
+    """Categorical results carry a label and no value (AgentCore's contract): in a document a passing label
+    scores 1.0 and another 0.0, so the row's threshold still applies."""
+    from evalkit.testing import Reply
+
+    df = table(tmp_path)
+    categorical = json.loads(json.dumps(CONFIG))
+    categorical["evaluatorConfig"]["llmAsAJudge"]["ratingScale"] = {
+        "categorical": [
+            {"label": "Off topic", "definition": "about something else"},
+            {"label": "On topic", "definition": "entirely on topic"},
+        ]
+    }
+    (tmp_path / "custom-evaluators" / "on_topic" / "on_topic.json").write_text(json.dumps(categorical))
+    model_server.script = [Reply({"label": "On topic"})] * 2 + [Reply({"label": "Off topic"})] * 2
+    config = {"base_url": model_server.openai_base_url, "model": "judge", "api_key": "k"}
+    scored = evalkit.evaluate(
+        df, model_config=config, custom_dir=tmp_path / "custom-evaluators", progress=False, concurrency=1
+    )
+    records = scored.filter(like="on_topic").to_dict("records")
+    assert scored["on_topic"].tolist() == [1.0, 0.0], records
+    assert scored["on_topic_result"].tolist() == ["pass", "fail"], records

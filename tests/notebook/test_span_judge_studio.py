@@ -31,7 +31,11 @@ def test_a_json_judge_opens_edits_runs_compares_and_saves(model, tmp_path):
     (custom / "market_answer_quality" / "market_answer_quality.json").write_text(EXAMPLE.read_text())
     studio = JudgeStudio("market_answer_quality", custom_dir=custom, spans=DATA, model_config=config)
     assert isinstance(studio, SpanJudgeStudio) and not studio.is_new and not studio.dirty
-    assert studio.level == "TRACE" and studio.placeholders() == ("context", "assistant_turn")
+    assert studio.level == "TRACE" and studio.placeholders() == (
+        "context",
+        "assistant_turn",
+        "expected_response",
+    )
     assert studio.problems() == []
     system, user = studio.preview()
     assert "# Assistant response\nApple (AAPL) is trading at $182.45 today, up 1.2%." in user["content"]

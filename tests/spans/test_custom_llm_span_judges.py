@@ -26,8 +26,8 @@ CONFIG = {
             "instructions": "Did the agent stay polite?\n\n# Conversation\n{context}",
             "ratingScale": {
                 "categorical": [
-                    {"label": "Rude", "value": 0.0, "definition": "impolite at least once"},
-                    {"label": "Polite", "value": 1.0, "definition": "polite throughout"},
+                    {"label": "Rude", "definition": "impolite at least once"},
+                    {"label": "Polite", "definition": "polite throughout"},
                 ]
             },
             "modelConfig": {
@@ -113,15 +113,15 @@ def broken(change) -> dict:
         ),
         (
             broken(lambda c, j: j.update(ratingScale={"stars": [1]})),
-            "'ratingScale' must be an object with one key",
+            "'ratingScale' must be an object with exactly one key",
         ),
         (
-            broken(lambda c, j: j["ratingScale"]["categorical"][0].pop("value")),
-            "ratingScale.categorical[0]: 'value' must be a number",
+            broken(lambda c, j: j["ratingScale"]["categorical"][0].pop("definition")),
+            "ratingScale.categorical[0]: 'definition' missing",
         ),
         (
-            broken(lambda c, j: j["ratingScale"]["categorical"][0].update(value=3)),
-            "must be between 0 and 1, not 3",
+            broken(lambda c, j: j["ratingScale"]["categorical"][0].update(value=1.0)),
+            "ratingScale.categorical[0]: a categorical rating has no 'value'",
         ),
         (broken(lambda c, j: j["ratingScale"]["categorical"][1].update(label="rude")), "gives a label twice"),
         (broken(lambda c, j: c.pop("level")), "'level' is missing"),
@@ -141,7 +141,7 @@ def broken(change) -> dict:
             broken(
                 lambda c, j: j["modelConfig"]["bedrockEvaluatorModelConfig"]["inferenceConfig"].update(seed=1)
             ),
-            "unknown inferenceConfig field 'seed'",
+            "unknown inferenceConfig field(s) 'seed'",
         ),
     ],
 )

@@ -170,7 +170,7 @@ def test_missing_handlers_name_the_files_the_functions_and_the_fix(tmp_path):
         spans.load_span_evaluator("none", custom, handler="lambda_function:handler")
     with pytest.raises(EvalkitError, match="unknown option"):
         spans.load_span_evaluator("none", custom, options={"handlr": "x"})
-    with pytest.raises(EvalkitError, match="a built-in LLM judge has not"):
+    with pytest.raises(EvalkitError, match="a built-in evaluator has not"):
         spans.evaluate_spans(AGENTCORE_SPANS, ["Builtin.Helpfulness@x.y"])
 
 

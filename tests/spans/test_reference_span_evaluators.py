@@ -520,7 +520,8 @@ def test_workflow_violation_is_judged_against_all_earlier_groups():
         event(calls("get_broker_profile", "get_stock_data", "identify_broker")), None
     )
     assert result["label"] == "OUT_OF_ORDER"
-    assert result["value"] == 1.0  # every group satisfied; the order shows in the label
+    assert result["value"] == 0.0  # every group satisfied, but a broken contract passes no gate
+    assert "3/3 workflow group(s) satisfied" in result["explanation"]
     assert result["explanation"].count("came before group 1") == 2
 
 
@@ -537,13 +538,14 @@ def test_workflow_only_first_calls_count_and_order_uses_start_time():
     }
     early_market = calls("get_market_overview", "identify_broker", "update_broker_profile", "search_news")
     result = module.lambda_handler(event(early_market), None)
-    assert result["label"] == "OUT_OF_ORDER" and result["value"] == 1.0
+    assert result["label"] == "OUT_OF_ORDER" and result["value"] == 0.0
 
 
 def test_workflow_missing_group_with_violation_is_labelled_out_of_order():
     result = load("workflow_contract").lambda_handler(event(calls("get_stock_data", "identify_broker")), None)
     assert result["label"] == "OUT_OF_ORDER"
-    assert result["value"] == pytest.approx(2 / 3, abs=1e-4)
+    assert result["value"] == 0.0
+    assert "2/3 workflow group(s) satisfied" in result["explanation"]
     assert "missing: group 2" in result["explanation"] and "order violations" in result["explanation"]
 
 

@@ -165,7 +165,9 @@ def test_load_jsonl_derives_columns_from_the_fact_sheet_attributes():
 
     text = by_id["response_text"]
     assert text["a000000000000004"] == "AAPL is trading at $182.45, up 1.2% today."  # gen_ai.choice event
-    assert text["a000000000000002"] == "What is AAPL trading at?"  # gen_ai.user.message event
+    assert (
+        text["a000000000000002"] is None
+    )  # only a gen_ai.user.message event: the user's words, not an answer
     assert (
         text["b000000000000004"] == "Apple unveiled new chips; MSFT trades at $410.10."
     )  # gen_ai.completion
@@ -758,7 +760,8 @@ def test_cli_writes_results_and_gates_on_the_pass_rate(tmp_path, capsys):
     assert "Pass rate 60.0% (3 of 5 results" in printed
 
     data = json.loads((out / "results.json").read_text())
-    assert list(data) == ["evaluationResults"] and len(data["evaluationResults"]) == 5
+    assert list(data) == ["evaluationResults", "passingLabels"] and len(data["evaluationResults"]) == 5
+    assert list(data["passingLabels"].values()) == [None, None]  # neither declares PASSING_LABELS
     assert data["evaluationResults"][3]["label"] == "PARTIAL"
     with open(out / "results.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -773,7 +776,9 @@ def test_cli_writes_results_and_gates_on_the_pass_rate(tmp_path, capsys):
         "explanation",
         "errorCode",
         "errorMessage",
+        "passed",
     ]
+    assert [row["passed"] for row in rows] == ["True", "True", "True", "False", "False"]
     assert rows[0] == {
         "evaluatorName": "schema_check",
         "level": "TOOL_CALL",
@@ -785,6 +790,7 @@ def test_cli_writes_results_and_gates_on_the_pass_rate(tmp_path, capsys):
         "explanation": "8 spans",
         "errorCode": "",
         "errorMessage": "",
+        "passed": "True",
     }
     assert rows[3]["explanation"] == "2 of 3, steps, in order" and rows[3]["level"] == "SESSION"
     assert rows[4]["errorCode"] == "NoToolCalls" and rows[4]["traceId"] == ""

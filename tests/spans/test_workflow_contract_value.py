@@ -1,7 +1,8 @@
-"""workflow_contract's value follows the fact sheet: satisfied groups / groups; order shows in label and text.
+"""workflow_contract's values: PASS 1.0, PARTIAL satisfied groups / groups, OUT_OF_ORDER 0.0, FAIL 0.0.
 
-Before, only groups called in order counted: a session with all three groups satisfied and one out of order
-scored 0.6667 instead of 1.0.
+Before (issue 21), OUT_OF_ORDER kept satisfied / groups, so a session with every group called but one out of
+order scored 1.0 and passed ``spans eval --fail-under 100%``: a broken contract passed the gate. Now an order
+violation is worth 0.0 whatever was called; the explanation still says how many groups were satisfied.
 """
 
 from __future__ import annotations
@@ -53,27 +54,22 @@ def session(*tools: str) -> dict:
     }
 
 
-def test_all_groups_satisfied_one_out_of_order_scores_one(contract):
+def test_all_groups_satisfied_one_out_of_order_scores_zero(contract):
     # profile before identification: all three groups satisfied, group 2 out of order
     result = contract.lambda_handler(session("get_broker_profile", "identify_broker", "get_stock_data"), None)
-    assert result["value"] == 1.0
-    assert result["label"] == "OUT_OF_ORDER"
+    assert (result["label"], result["value"]) == ("OUT_OF_ORDER", 0.0)
     assert "3/3 workflow group(s) satisfied" in result["explanation"]
     assert "order violations: group 2 get_broker_profile" in result["explanation"]
+    assert contract.PASSING_LABELS == ("PASS",)
 
 
-def test_value_is_satisfied_over_groups_whatever_the_order(contract):
+def test_partial_is_satisfied_over_groups_and_out_of_order_is_zero(contract):
     in_order = contract.lambda_handler(session("identify_broker", "search_news"), None)
     reversed_ = contract.lambda_handler(session("search_news", "identify_broker"), None)
-    assert in_order["value"] == reversed_["value"] == pytest.approx(2 / 3, abs=1e-4)
-    assert (in_order["label"], reversed_["label"]) == ("PARTIAL", "OUT_OF_ORDER")
+    assert (in_order["label"], in_order["value"]) == ("PARTIAL", pytest.approx(2 / 3, abs=1e-4))
+    assert (reversed_["label"], reversed_["value"]) == ("OUT_OF_ORDER", 0.0)
     assert (
         "missing: group 2" in reversed_["explanation"] and "came before group 1" in reversed_["explanation"]
     )
-    assert contract.lambda_handler(session("identify_broker", "get_broker_profile", "search_news"), None) == {
-        "label": "PASS",
-        "value": 1.0,
-        "explanation": contract.lambda_handler(
-            session("identify_broker", "get_broker_profile", "search_news"), None
-        )["explanation"],
-    }
+    result = contract.lambda_handler(session("identify_broker", "get_broker_profile", "search_news"), None)
+    assert (result["label"], result["value"]) == ("PASS", 1.0)

@@ -17,6 +17,7 @@ import pytest
 from evalkit.cli import main as cli
 from evalkit.errors import EvalkitError
 from evalkit.spans.evaluation import evaluate_spans
+from evalkit.spans.llm_judges.custom_llm_judges import llm_judge_from_config
 from evalkit.spans.llm_judges.judge_runner import SpanJudges
 from evalkit.spans.online.exports import result_event
 from evalkit.spans.online.server import OnlineEvaluation
@@ -31,6 +32,9 @@ DATA = REPO / "data" / "agentcore_spans.jsonl"  # 4 sessions, 6 traces, 6 tool-c
 CHECK = 'EVALUATION_LEVEL = "SESSION"\ndef lambda_handler(event, context):\n    return {"label": "PASS", "value": 1.0}\n'
 #: A TRACE-level built-in, a SESSION-level built-in, a custom .json judge (SESSION) and a code-based one.
 EVALUATORS = ["Builtin.Helpfulness", "Builtin.GoalSuccessRate", "polite", "check"]
+#: polite's scale is categorical: its label-only results pass by its passing label (the scale's last, Polite).
+#: The evaluators whose rules the expected entries are judged by (the categorical judge passes by label).
+LABELS = [llm_judge_from_config("polite", CONFIG, "polite.json")]
 
 
 @pytest.fixture
@@ -171,7 +175,7 @@ def test_llm_judges_on_executors_give_the_entries_of_spans_eval_and_keep_the_key
     assert list(cache.glob("*.sqlite3")), "no judge cache on the executor"
     entries = [json.loads(text) for text in pd.read_parquet(parquet / "results.parquet")["entry"]]
     for entry in expected:
-        entry.update(passed=passed(entry), service=service(entry))
+        entry.update(passed=passed(entry, LABELS), service=service(entry))
 
     def key(entry: dict) -> str:
         return json.dumps(entry, sort_keys=True)
@@ -263,5 +267,5 @@ def test_a_batch_of_sessions_is_judged_concurrently_with_each_session_s_own_entr
         got = rows[rows["session_id"] == session].sort_values("position")
         assert list(got["position"]) == list(range(len(entries)))
         for entry in entries:
-            entry.update(passed=passed(entry), service=service_name(sessions[session]))
+            entry.update(passed=passed(entry, LABELS), service=service_name(sessions[session]))
         assert [json.loads(text) for text in got["entry"]] == entries

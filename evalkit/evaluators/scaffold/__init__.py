@@ -1,7 +1,8 @@
 """Scaffolds of working custom evaluators (``evalkit new NAME [--llm]``, JudgeStudio's new judges).
 
 The ``*.txt`` files beside this module are the templates: a code-only evaluator, or an LLM judge's ``.py``
-wrapper and ``.prompty``, both in the seed's contract.
+wrapper and ``.prompty``, both in the seed's contract. ``llm.py.v1.txt`` is the wrapper earlier versions
+wrote (reading ``data["score"]`` itself), kept so that JudgeStudio still knows such a wrapper as the scaffold's.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def scaffold(name: str, custom_dir: str | Path = "custom-evaluators", *, llm: bo
     home = Path(custom_dir) / name
     if home.exists():
         raise EvalkitError(f"{home} already exists; choose another name or edit that evaluator.")
-    class_name = "".join(part[:1].upper() + part[1:] for part in name.split("_") if part) + "Evaluator"
+    class_name = _class_name(name)
     templates = (
         [("llm.py.txt", f"{name}.py"), ("llm.prompty.txt", f"{name}.prompty")]
         if llm
@@ -46,3 +47,13 @@ def scaffold(name: str, custom_dir: str | Path = "custom-evaluators", *, llm: bo
         path.write_text(text.format(name=name, class_name=class_name), encoding="utf-8")
         written.append(path)
     return written
+
+
+def _class_name(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part) + "Evaluator"
+
+
+def earlier_llm_wrappers(name: str) -> list[str]:
+    """The ``<name>.py`` wrappers earlier versions of ``evalkit new NAME --llm`` wrote, unchanged."""
+    text = resources.files(__name__).joinpath("llm.py.v1.txt").read_text(encoding="utf-8")
+    return [text.format(name=name, class_name=_class_name(name))]

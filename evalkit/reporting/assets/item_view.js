@@ -118,13 +118,15 @@
 
   function waterfall(spans) {
     if (!spans || !spans.length) { return null; }
-    var end = 0;
-    spans.forEach(function (s) { end = Math.max(end, s.s + s.d); });
+    var end = 0, records = 0;
+    spans.forEach(function (s) { end = Math.max(end, s.s + s.d); records += s.r ? 1 : 0; });
     end = end || 1;
     var box = el("div", "waterfall");
-    box.appendChild(el("div", "iv-sub", spans.length + " spans over " + fmt(end, "ms")));
+    var count = (spans.length - records) + " spans" + (records ? ", " + records + " event records" : "");
+    box.appendChild(el("div", "iv-sub", count + " over " + fmt(end, "ms")));
     spans.forEach(function (s) {
-      var line = el("details", "span-row" + (s.st === "ERROR" ? " span-error" : ""));
+      var kind = s.r ? " span-record" : (s.st === "ERROR" ? " span-error" : "");
+      var line = el("details", "span-row" + kind);
       var summary = el("summary");
       var name = el("span", "span-name", s.n);
       name.style.paddingLeft = (s.l * 0.9) + "em";
@@ -135,7 +137,8 @@
       bar.style.width = Math.max(0.4, 100 * s.d / end) + "%";
       lane.appendChild(bar);
       summary.appendChild(lane);
-      summary.appendChild(el("span", "span-time", "+" + fmt(s.s, "ms") + " \u00b7 " + fmt(s.d, "ms")));
+      var when = s.r ? "@ +" + fmt(s.s, "ms") : "+" + fmt(s.s, "ms") + " \u00b7 " + fmt(s.d, "ms");
+      summary.appendChild(el("span", "span-time", when));
       summary.appendChild(el("span", "span-status", s.st));
       line.appendChild(summary);
       var attrs = el("table", "span-attrs");
@@ -145,6 +148,12 @@
         tr.appendChild(el("td", null, plain(s.a[key])));
         attrs.appendChild(tr);
       });
+      if (s.r && s.b !== null && s.b !== undefined) {
+        var body = el("tr", "record-body");
+        body.appendChild(el("th", null, "body"));
+        body.appendChild(el("td")).appendChild(el("pre", null, plain(s.b)));
+        attrs.appendChild(body);
+      }
       if (!attrs.children.length) { attrs.appendChild(el("tr")).appendChild(el("td", "none", "no attributes")); }
       line.appendChild(attrs);
       box.appendChild(line);

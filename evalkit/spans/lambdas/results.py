@@ -3,12 +3,16 @@
 An entry is ``evaluatorName``, ``evaluatorId``, ``context.spanContext`` (``sessionId``, plus ``traceId`` for
 TRACE and ``spanId`` for TOOL_CALL), then either ``label``/``value``/``explanation`` or
 ``errorCode``/``errorMessage``; absent keys are omitted. ``results_frame`` flattens entries into the columns of
-results.csv, and ``passing`` counts the results a gate accepts.
+results.csv (with ``passed`` when the evaluators are given), and ``passing`` counts the results a gate accepts,
+each by its evaluator's rule (``passing_rule``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from evalkit.spans.lambdas.passing_rule import entry_passes, rules_by_id
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,8 +62,9 @@ def result_level(entry: dict) -> str:
     return "TOOL_CALL" if "spanId" in ctx else "TRACE" if "traceId" in ctx else "SESSION"
 
 
-def results_frame(results: list[dict]) -> pd.DataFrame:
-    """The result entries as a flat table (the columns of results.csv)."""
+def results_frame(results: list[dict], evaluators: Iterable[Any] | None = None) -> pd.DataFrame:
+    """The result entries as a flat table (the columns of results.csv); with the ``evaluators`` that made
+    them, a last column ``passed`` says whether each counts as passing by its evaluator's rule."""
     import pandas as pd
 
     rows = {c: [] for c in RESULT_COLUMNS}
@@ -76,18 +81,36 @@ def results_frame(results: list[dict]) -> pd.DataFrame:
         {k: pd.Series(v, dtype=object) for k, v in rows.items()}, columns=list(RESULT_COLUMNS)
     )
     frame["value"] = pd.to_numeric(frame["value"])
+    if evaluators is not None:
+        rules = rules_by_id(evaluators)
+        frame["passed"] = pd.Series([entry_passes(e, rules) for e in results], dtype=bool)
     return frame
 
 
-def passing(results: list[dict], threshold: float = 1.0) -> tuple[int, int]:
-    """``(passing, total)``: results without an error whose numeric ``value`` is >= ``threshold``, of all.
+def passing(
+    results: list[dict], threshold: float | None = None, evaluators: Iterable[Any] | None = None
+) -> tuple[int, int]:
+    """``(passing, total)``: the results that pass, of all.
 
-    Errors and results without a value count against the rate: a gate must not pass because evaluators
-    crashed or timed out.
+    With ``evaluators`` (those that made the results), each result is judged by its evaluator's rule: its
+    declared passing labels (``PASSING_LABELS``, an LLM judge's top label) or else the value rule. Without,
+    an entry's own ``passed`` (set by the online receiver and the stream) counts, else the value rule. A
+    ``threshold`` replaces the value rule's 1.0 for evaluators that declare no labels. Errors and results
+    without a value or a passing label count against the rate: a gate must not pass because evaluators
+    crashed, timed out or did not find what they check.
     """
-    passed = sum(
-        1
-        for r in results
-        if "errorCode" not in r and isinstance(r.get("value"), (int, float)) and r["value"] >= threshold
-    )
+    rules = rules_by_id(evaluators) if evaluators is not None else {}
+    passed = 0
+    for entry in results:
+        if "errorCode" in entry:
+            continue
+        if entry.get("evaluatorId") in rules and rules[entry["evaluatorId"]] is not None:
+            passed += entry_passes(entry, rules)
+        elif evaluators is None and isinstance(entry.get("passed"), bool):
+            passed += entry["passed"]
+        elif threshold is not None:
+            value = entry.get("value")
+            passed += isinstance(value, (int, float)) and not isinstance(value, bool) and value >= threshold
+        else:
+            passed += entry_passes(entry, rules)
     return passed, len(results)

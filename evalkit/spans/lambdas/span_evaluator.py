@@ -22,6 +22,7 @@ from typing import Any
 from evalkit.errors import EvaluatorConfigError
 from evalkit.spans.lambdas.handler_location import DEFAULT_FUNCTION, find_handler
 from evalkit.spans.lambdas.packaging import shared_modules_importable
+from evalkit.spans.lambdas.passing_rule import declared_labels
 
 LEVELS = ("TRACE", "TOOL_CALL", "SESSION")
 DEFAULT_LEVEL = "TRACE"
@@ -32,8 +33,11 @@ class SpanEvaluator:
     """A Lambda-style evaluator: a handler ``(event, context)`` and the level it is registered at.
 
     ``function`` is the handler's name in its module (``lambda_handler`` unless configured): worker
-    processes import ``path`` and call that function, and messages name it. ``evaluator_id`` is ``<name>-<10 characters>``, as AgentCore ids look, derived from the name and the level
-    so that it is stable across runs (and differs per level, as separate registrations do).
+    processes import ``path`` and call that function, and messages name it. ``evaluator_id`` is
+    ``<name>-<10 characters>``, as AgentCore ids look, derived from the name and the level so that it is
+    stable across runs (and differs per level, as separate registrations do). ``passing_labels`` are the
+    labels that count as passing (the module's ``PASSING_LABELS``; None: the value rule, see
+    ``passing_rule``).
     """
 
     def __init__(
@@ -45,6 +49,7 @@ class SpanEvaluator:
         path: str | os.PathLike | None = None,
         module: Any = None,
         function: str = DEFAULT_FUNCTION,
+        passing_labels: frozenset[str] | None = None,
     ):
         _check_name(name)
         if not callable(handler):
@@ -55,13 +60,20 @@ class SpanEvaluator:
         self.path = Path(path) if path is not None else None
         self.module = module
         self.function = function
+        self.passing_labels = frozenset(passing_labels) if passing_labels is not None else None
         digest = hashlib.sha256(f"{name}/{self.level}".encode()).hexdigest()
         self.evaluator_id = f"{name}-{digest[:10]}"
 
     def with_level(self, level: str) -> SpanEvaluator:
         """The same handler registered at another level (AgentCore registers one evaluator per level)."""
         return SpanEvaluator(
-            self.name, self.handler, level=level, path=self.path, module=self.module, function=self.function
+            self.name,
+            self.handler,
+            level=level,
+            path=self.path,
+            module=self.module,
+            function=self.function,
+            passing_labels=self.passing_labels,
         )
 
     def __repr__(self) -> str:
@@ -98,8 +110,8 @@ def load_span_evaluator(
     ``"function"``, as Lambda's handler setting), else found without configuration: ``<name>.py`` then
     ``lambda_function.py``, function ``lambda_handler`` then ``handler`` (see ``handler_location``).
     The level is the ``level`` argument, else ``options["level"]``, else the module's ``EVALUATION_LEVEL``,
-    else TRACE. The evaluator's folder is on ``sys.path`` while it is imported, as the Lambda task root is,
-    so it can import modules deployed beside it.
+    else TRACE; the passing labels are the module's ``PASSING_LABELS`` (if any). The evaluator's folder is on
+    ``sys.path`` while it is imported, as the Lambda task root is, so it can import modules deployed beside it.
     """
     options = dict(options or {})
     unknown = sorted(set(options) - {"level", "handler"})
@@ -142,6 +154,7 @@ def load_span_evaluator(
         path=path,
         module=module,
         function=location.function,
+        passing_labels=declared_labels(module, f"span evaluator '{name}' ({path})"),
     )
 
 

@@ -223,14 +223,46 @@ BUILTINS: dict[str, tuple[str, str, str, list[tuple[str, float, str]]]] = {
 }
 
 
+#: The ground-truth form of the built-ins that use a reference input ("Ground truth evaluations"): name ->
+#: (the reference field, what to judge, data section, scale). AgentCore's page names the field each uses; the
+#: labels (CORRECT / INCORRECT, SUCCESS / FAILURE, 1.0 / 0.0) are those of the reference modes of AWS's
+#: strands-agents/evals evaluators, which AgentCore users' code reports from the service too.
+REFERENCE_BUILTINS: dict[str, tuple[str, str, str, list[tuple[str, float, str]]]] = {
+    "Correctness": (
+        "expectedResponse",
+        "Decide whether the assistant response is correct by comparing it with the expected response: the "
+        "facts, figures and conclusions that matter must agree with it. Wording, length, order and extra "
+        "correct detail do not matter; a missing or contradicted key fact makes the response incorrect.",
+        _TRACE_DATA + "\n# Expected response\n{expected_response}\n",
+        [
+            ("INCORRECT", 0.0, "a key fact of the expected response is missing or contradicted"),
+            ("CORRECT", 1.0, "the response agrees with the expected response on every key fact"),
+        ],
+    ),
+    "GoalSuccessRate": (
+        "assertions",
+        "Decide whether the session satisfies every one of the assertions below, judging what the agent did "
+        "and said over the whole conversation (its answers and its tool calls). One assertion that does not "
+        "hold is enough for failure.",
+        _SESSION_DATA + "\n# Assertions\n{assertions}\n",
+        [
+            ("FAILURE", 0.0, "at least one assertion does not hold"),
+            ("SUCCESS", 1.0, "every assertion holds"),
+        ],
+    ),
+}
+
+
 def builtin_names() -> list[str]:
-    """``Builtin.<Name>`` for each of the thirteen built-ins."""
+    """``Builtin.<Name>`` for each of the thirteen LLM-as-judge built-ins."""
     return [f"Builtin.{name}" for name in BUILTINS]
 
 
-def builtin_instructions(name: str) -> str:
-    """The instructions of built-in ``name`` (without ``Builtin.``), placeholders included."""
-    level, task, data, _ = BUILTINS[name]
+def builtin_instructions(name: str, reference: bool = False) -> str:
+    """The instructions of built-in ``name`` (without ``Builtin.``), placeholders included; ``reference``: its
+    ground-truth form (``REFERENCE_BUILTINS``)."""
+    level = BUILTINS[name][0]
+    _, task, data, _ = REFERENCE_BUILTINS[name] if reference else BUILTINS[name]
     reading = (
         _TRACE_READING
         if level == "TRACE"

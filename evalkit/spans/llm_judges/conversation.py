@@ -1,8 +1,11 @@
 """A session's spans as a conversation (turns of user prompt, tool calls and assistant answer), and the
 placeholder values AgentCore defines for LLM-as-judge evaluators, built from it.
 
-One trace is one turn. A turn's user prompt and assistant output are read (``message_forms``) from its
-non-tool spans in this order: agent spans first (``gen_ai.operation.name`` ``invoke_agent`` or a name
+One trace is one turn. Event records (OTel log records carrying a span's payload, AgentCore's split form)
+are joined to their span by ``traceId`` + ``spanId`` (``record_content.join_records``) and read with it: each
+field from the span's own attributes and events first, then from its records (``message_forms``); records
+whose span is not among the session's documents are read as one more span of their trace. A turn's user
+prompt and assistant output are read from its non-tool spans in this order: agent spans first (``gen_ai.operation.name`` ``invoke_agent`` or a name
 starting ``invoke_agent``), then root spans, then the rest; for the prompt the earliest span that carries one
 wins, for the output the latest-ending one (the final answer, not an intermediate chat completion). Its tool
 calls are its tool spans (as ``span_frame`` recognises them), in start order.
@@ -16,6 +19,10 @@ Placeholders, by level (AgentCore's "Prompt templates" page):
 * TOOL_CALL: ``available_tools``, ``context`` (the earlier turns, this turn's prompt and the tool calls made
   before the one judged) and ``tool_turn`` (the call judged: name and arguments).
 
+Ground truth ("Ground truth evaluations"): TRACE adds ``expected_response``; SESSION adds
+``actual_tool_trajectory``, ``expected_tool_trajectory`` and ``assertions``. Their values are made by
+``ground_truth.reference_values``, not here.
+
 ``context`` is written as lines ``User: ...``, ``Action: tool(arguments)``, ``Tool: result``,
 ``Assistant: ...``; ``available_tools`` as one JSON object per tool (``name``, ``description``,
 ``parameters``), from the tool definitions the spans declare and the tools they show being called.
@@ -28,13 +35,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.spans.reading import message_forms as forms
+from evalkit.spans.reading.record_content import join_records
 from evalkit.spans.reading.span_frame import is_tool_span as _is_tool
 from evalkit.spans.reading.span_frame import tool_name_of as _tool_name
 
-#: The placeholders each level may use, as AgentCore defines them.
+#: The placeholders each level may use, as AgentCore defines them (the ground-truth ones last: their values
+#: come from the reference inputs and the tool calls, ``ground_truth.reference_values``).
 PLACEHOLDERS = {
-    "SESSION": ("context", "available_tools"),
-    "TRACE": ("context", "assistant_turn"),
+    "SESSION": (
+        "context",
+        "available_tools",
+        "actual_tool_trajectory",
+        "expected_tool_trajectory",
+        "assertions",
+    ),
+    "TRACE": ("context", "assistant_turn", "expected_response"),
     "TOOL_CALL": ("available_tools", "context", "tool_turn"),
 }
 NO_TOOLS = "(no tool definitions were found in the spans)"
@@ -89,26 +104,57 @@ class Conversation:
 
 
 def conversation(session_id: str, docs: list[dict]) -> Conversation:
-    """The conversation of one session's span documents (in start order, as ``SessionSpans.docs``)."""
-    docs = [d for d in docs if "startTimeUnixNano" in d]  # spans only
+    """The conversation of one session's span documents and event records (in start order, as
+    ``SessionSpans.docs``)."""
+    docs, records = join_records(docs)
+    docs = docs + _record_only_spans(docs, records)
     by_trace: dict[str, list[dict]] = {}
     for doc in docs:
         by_trace.setdefault(doc["traceId"], []).append(doc)
-    turns = [_turn(trace_id, spans) for trace_id, spans in by_trace.items()]
+    turns = [_turn(trace_id, spans, records) for trace_id, spans in by_trace.items()]
     tools: dict[str, dict] = {}
     for doc in docs:
-        for definition in forms.tool_definitions(doc):
+        for definition in forms.tool_definitions(doc, _records_of(records, doc)):
             _merge_tool(tools, definition)
     for turn in turns:
         for call in turn.tool_calls:
             _merge_tool(tools, {"name": call.name})
-    for doc in docs:  # descriptions recorded on the tool spans themselves
-        description = (doc.get("attributes") or {}).get("gen_ai.tool.description")
-        if description and _is_tool(doc["name"], doc.get("attributes") or {}):
-            _merge_tool(
-                tools, {"name": _tool_name(doc["name"], doc["attributes"]), "description": description}
-            )
+    for doc in docs:  # descriptions (and Strands' parameter schema) recorded on the tool spans themselves
+        attrs = doc.get("attributes") or {}
+        if _is_tool(doc["name"], attrs):
+            schema = forms.parse_json(attrs.get("gen_ai.tool.json_schema"))
+            definition = {
+                "name": _tool_name(doc["name"], attrs),
+                "description": attrs.get("gen_ai.tool.description"),
+                "parameters": schema if isinstance(schema, dict) else None,
+            }
+            _merge_tool(tools, definition)
     return Conversation(session_id, turns, list(tools.values()))
+
+
+def _records_of(records: dict[tuple[str, str], list[dict]], doc: dict) -> list[dict]:
+    return records.get((doc["traceId"], doc["spanId"]), [])
+
+
+def _record_only_spans(spans: list[dict], records: dict[tuple[str, str], list[dict]]) -> list[dict]:
+    """A stand-in span for each group of records whose span is not here (a record with a trace id only):
+    no name, no attributes, spanning the records' times, so its content is still read for its trace."""
+    present = {(d["traceId"], d["spanId"]) for d in spans}
+    stand_ins = []
+    for (trace_id, span_id), group in records.items():
+        if trace_id and (trace_id, span_id) not in present:
+            times = [r.get("timeUnixNano") or 0 for r in group]
+            stand_ins.append(
+                {
+                    "traceId": trace_id,
+                    "spanId": span_id,
+                    "name": "",
+                    "startTimeUnixNano": min(times),
+                    "endTimeUnixNano": max(times),
+                    "attributes": {},
+                }
+            )
+    return stand_ins
 
 
 def _merge_tool(tools: dict[str, dict], definition: dict) -> None:
@@ -120,7 +166,7 @@ def _merge_tool(tools: dict[str, dict], definition: dict) -> None:
             known[key] = definition[key]
 
 
-def _turn(trace_id: str, spans: list[dict]) -> Turn:
+def _turn(trace_id: str, spans: list[dict], records: dict[tuple[str, str], list[dict]]) -> Turn:
     span_ids = {s["spanId"] for s in spans}
     tools, others = [], []
     for doc in spans:
@@ -135,15 +181,17 @@ def _turn(trace_id: str, spans: list[dict]) -> Turn:
     by_start = sorted(others, key=rank)  # stable: start order within a rank
     by_end = sorted(others, key=lambda d: (rank(d), -d["endTimeUnixNano"]))
     turn = Turn(trace_id)
-    turn.user_prompt = next(filter(None, map(forms.user_prompt, by_start)), None)
-    turn.assistant_output = next(filter(None, map(forms.assistant_output, by_end)), None)
+    prompts = (forms.user_prompt(d, _records_of(records, d)) for d in by_start)
+    answers = (forms.assistant_output(d, _records_of(records, d)) for d in by_end)
+    turn.user_prompt = next(filter(None, prompts), None)
+    turn.assistant_output = next(filter(None, answers), None)
     turn.tool_calls = [
         ToolCall(
             span_id=doc["spanId"],
             name=_tool_name(doc["name"], doc.get("attributes") or {}),
-            arguments=forms.tool_arguments(doc),
-            result=forms.tool_result(doc),
-            call_id=forms.tool_call_id(doc),
+            arguments=forms.tool_arguments(doc, _records_of(records, doc)),
+            result=forms.tool_result(doc, _records_of(records, doc)),
+            call_id=forms.tool_call_id(doc, _records_of(records, doc)),
         )
         for doc in tools
     ]

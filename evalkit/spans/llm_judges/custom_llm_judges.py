@@ -16,10 +16,15 @@ LLM-as-judge configuration as a file.
 
 ``evaluatorName`` (optional) must be the folder's name; ``evaluationLevel`` is accepted for ``level``. The
 file is checked when it is loaded, each mistake reported with the file and the field: the level, the
-instructions (a placeholder the level does not define, or none at all), the rating scale (empty, a label
-twice, a value missing or, for a categorical scale, outside 0-1) and the inference parameters. The judge model
-is evalkit's configured one (``modelId`` is read and not used); ``inferenceConfig`` becomes the request's
-``max_tokens`` / ``temperature`` / ``top_p``. Without them evalkit uses temperature 0 and 1024 tokens.
+instructions (a placeholder the level does not define, or none at all), the rating scale and the model
+configuration as ``CreateEvaluator`` defines them (``judge_config``: a categorical rating has ``label`` and
+``definition`` and no ``value``; an unknown key is refused by name). The judge model is evalkit's configured
+one (``modelId`` is read and not used); ``inferenceConfig`` becomes the request's ``max_tokens`` /
+``temperature`` / ``top_p`` / ``stop``. Without them evalkit uses temperature 0 and 1024 tokens.
+``modelConfig`` may be left out (AgentCore requires it; evalkit has its own model).
+
+``passingLabels`` (evalkit's, beside ``evaluatorConfig``; AgentCore has no such field): the labels of a
+categorical scale that count as passing in ``--fail-under`` (default: the scale's last entry).
 """
 
 from __future__ import annotations
@@ -30,15 +35,11 @@ from pathlib import Path
 from evalkit.errors import EvaluatorConfigError
 from evalkit.spans.lambdas.span_evaluator import NAME_PATTERN
 from evalkit.spans.llm_judges.builtin_judges import BUILTIN_PARAMETERS
-from evalkit.spans.llm_judges.llm_evaluator import (
-    LLMSpanEvaluator,
-    check_instructions,
-    check_level,
-    check_parameters,
-    check_scale,
-)
+from evalkit.spans.llm_judges.judge_config import check_model_config, check_scale
+from evalkit.spans.llm_judges.llm_evaluator import LLMSpanEvaluator, check_instructions, check_level
 
-TOP_LEVEL = {"evaluatorName", "description", "level", "evaluationLevel", "evaluatorConfig"}
+TOP_LEVEL = {"evaluatorName", "description", "level", "evaluationLevel", "evaluatorConfig", "passingLabels"}
+JUDGE_KEYS = ("instructions", "ratingScale", "modelConfig")
 
 
 def load_llm_judge(name: str, path: Path) -> LLMSpanEvaluator:
@@ -91,11 +92,39 @@ def llm_judge_from_config(name: str, config: object, where: str) -> LLMSpanEvalu
             f"{where}: 'evaluatorConfig.llmAsAJudge' is missing: it holds 'instructions', 'ratingScale' and "
             "optionally 'modelConfig'"
         )
+    unknown = sorted(set(judge) - set(JUDGE_KEYS))
+    if unknown:
+        raise EvaluatorConfigError(
+            f"{where}: unknown field(s) {', '.join(map(repr, unknown))} in evaluatorConfig.llmAsAJudge "
+            f"(known: {', '.join(JUDGE_KEYS)})"
+        )
     instructions = check_instructions(
         judge.get("instructions"), level, f"{where}: evaluatorConfig.llmAsAJudge"
     )
     if "ratingScale" not in judge:
         raise EvaluatorConfigError(f"{where}: evaluatorConfig.llmAsAJudge.ratingScale is missing")
-    scale = check_scale(judge["ratingScale"], where)
-    parameters = {**BUILTIN_PARAMETERS, **check_parameters(judge.get("modelConfig"), where)}
-    return LLMSpanEvaluator(name, level, instructions, scale, parameters=parameters, source=where)
+    kind, scale = check_scale(judge["ratingScale"], where)
+    parameters = {**BUILTIN_PARAMETERS, **check_model_config(judge.get("modelConfig"), where)}
+    passing = _passing_labels(config.get("passingLabels"), kind, scale, where)
+    return LLMSpanEvaluator(
+        name, level, instructions, scale, parameters=parameters, source=where, kind=kind, passing=passing
+    )
+
+
+def _passing_labels(given, kind: str, scale, where: str) -> list[str] | None:
+    if given is None:
+        return None
+    if kind != "categorical":
+        raise EvaluatorConfigError(
+            f"{where}: 'passingLabels' is for categorical scales; on a numerical scale the top value passes"
+        )
+    labels = {p.label.casefold(): p.label for p in scale}
+    if not isinstance(given, list) or not given or not all(isinstance(g, str) for g in given):
+        raise EvaluatorConfigError(f"{where}: 'passingLabels' must be a non-empty list of the scale's labels")
+    unknown = [g for g in given if g.strip().casefold() not in labels]
+    if unknown:
+        raise EvaluatorConfigError(
+            f"{where}: passingLabels {', '.join(map(repr, unknown))} not on the rating scale "
+            f"({', '.join(labels.values())})"
+        )
+    return [labels[g.strip().casefold()] for g in given]

@@ -9,7 +9,11 @@ pool at once and reads each answer into AgentCore's result fields (``label``, ``
 ``tokenUsage``), or ``errorCode`` / ``errorMessage`` when the judge fails or answers off the scale.
 
 A TRACE target without an assistant answer in any known form, and a target whose placeholders are all empty,
-is an error entry (``emptyAgentResponse`` / ``nothingToJudge``) without a model call.
+is an error entry (``emptyAgentResponse`` / ``nothingToJudge``) without a model call; so is a target of a
+custom judge whose ground-truth placeholder has no reference input (``MissingReferenceInput``). Reference
+inputs (``ground_truth``) fill the ground-truth placeholders, switch ``Builtin.Correctness`` /
+``Builtin.GoalSuccessRate`` to their ground-truth form, are part of the cache key, and the fields not used are
+listed in each result's ``ignoredReferenceInputFields``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,13 @@ from evalkit.spans.lambdas.invocation import EXPLANATION_LIMIT
 from evalkit.spans.lambdas.payload import SessionSpans
 from evalkit.spans.lambdas.results import result_entry
 from evalkit.spans.llm_judges.conversation import Conversation, conversation, placeholders
-from evalkit.spans.llm_judges.llm_evaluator import AnswerError, LLMSpanEvaluator
+from evalkit.spans.llm_judges.ground_truth import (
+    MISSING_REFERENCE,
+    ground_truth,
+    note_ignored,
+    reference_values,
+)
+from evalkit.spans.llm_judges.llm_evaluator import PLACEHOLDER_FIELDS, AnswerError, LLMSpanEvaluator
 
 log = logging.getLogger("evalkit.spans")
 
@@ -78,39 +88,61 @@ def needs_judges(evaluators) -> list[str]:
     return [e.name for e in evaluators if getattr(e, "is_llm", False)]
 
 
-def evaluate_llm(evaluator: LLMSpanEvaluator, groups: list[SessionSpans], judges: SpanJudges) -> list[dict]:
-    """One result entry per target of ``evaluator`` in ``groups``, in session then target order."""
+def evaluate_llm(
+    evaluator: LLMSpanEvaluator,
+    groups: list[SessionSpans],
+    judges: SpanJudges,
+    references: dict[str, str] | None = None,
+) -> list[dict]:
+    """One result entry per target of ``evaluator`` in ``groups``, in session then target order
+    (``references``: ``payload.reference_groups``, the reference inputs of each session as JSON)."""
     entries: list[dict] = []
     calls: list[Call] = []
-    positions: list[int] = []
+    positions: list[tuple[int, LLMSpanEvaluator]] = []
     model = judges.model_identity()
+    references = references or {}
     for group in groups:
         conv: Conversation = conversation(group.id, group.docs)
+        truth = ground_truth(references.get(group.id))
+        last = conv.turns[-1].trace_id if conv.turns else None
+        tool_names = [call.name for turn in conv.turns for call in turn.tool_calls]
         for trace_id, span_id in group.targets(evaluator.level):
             entry = result_entry(evaluator, group.id, trace_id, span_id)
             entries.append(entry)
+            applying, given = truth.for_target(evaluator.level, trace_id, last)
+            judge, used = _judge_for(evaluator, applying)
+            note_ignored(entry, given, used)
             values = placeholders(conv, evaluator.level, trace_id, span_id)
-            problem = _nothing_to_judge(evaluator, values, trace_id)
+            reference = reference_values(applying, tool_names)
+            values.update(reference)
+            problem = _missing_reference(judge, reference, group.id, trace_id) or _nothing_to_judge(
+                judge, values, trace_id
+            )
             if problem:
                 entry["errorCode"], entry["errorMessage"] = problem
                 continue
-            messages = evaluator.messages(values)
+            messages = judge.messages(values)
             key = cache_key(
-                evaluator=evaluator.identity,
+                evaluator=judge.identity,
                 model=model,
-                inputs={"messages": messages, "parameters": evaluator.parameters},
+                inputs={
+                    "messages": messages,
+                    "parameters": judge.parameters,
+                    "reference": {k: reference.get(k) for k in judge.used if k in reference},
+                },
             )
-            calls.append(Call(run=_call(judges, evaluator, messages), key=key, identity=evaluator.identity))
-            positions.append(len(entries) - 1)
+            calls.append(Call(run=_call(judges, judge, messages), key=key, identity=judge.identity))
+            positions.append((len(entries) - 1, judge))
 
     def done(index: int, outcome) -> None:
-        entry = entries[positions[index]]
+        position, judge = positions[index]
+        entry = entries[position]
         if outcome.error is not None:
             entry["errorCode"], entry["errorMessage"] = outcome.code or "evaluatorError", outcome.error
             return
         value = outcome.value or {}
         try:
-            entry.update(evaluator.read_answer(value.get("content")))
+            entry.update(judge.read_answer(value.get("content")))
         except AnswerError as exc:
             entry["errorCode"], entry["errorMessage"] = exc.code, str(exc)
             return
@@ -125,6 +157,28 @@ def evaluate_llm(evaluator: LLMSpanEvaluator, groups: list[SessionSpans], judges
     return entries
 
 
+def _judge_for(evaluator: LLMSpanEvaluator, applying: dict) -> tuple[LLMSpanEvaluator, tuple[str, ...]]:
+    """The evaluator to judge a target with (a built-in's ground-truth form when its field applies) and the
+    reference fields it uses there."""
+    if evaluator.reference is None:  # custom judges (their placeholders' fields) and built-ins without one
+        return evaluator, evaluator.reference_fields
+    field, ground_truth_form = evaluator.reference
+    return (ground_truth_form, (field,)) if field in applying else (evaluator, ())
+
+
+def _missing_reference(judge: LLMSpanEvaluator, reference: dict, session_id: str, trace_id) -> tuple | None:
+    missing = [p for p in judge.used if p in PLACEHOLDER_FIELDS and p not in reference]
+    if not missing:
+        return None
+    target = f"trace {trace_id} of session {session_id}" if trace_id else f"session {session_id}"
+    fields = ", ".join(PLACEHOLDER_FIELDS[p] for p in missing)
+    return (
+        MISSING_REFERENCE,
+        f"the instructions use {', '.join('{' + p + '}' for p in missing)} but the reference inputs give no "
+        f"{fields} for {target}; pass them with --reference-inputs (evaluationReferenceInputs)",
+    )
+
+
 def _nothing_to_judge(evaluator: LLMSpanEvaluator, values: dict, trace_id) -> tuple[str, str] | None:
     if "assistant_turn" in evaluator.used and not values.get("assistant_turn", "").strip():
         return (
@@ -132,7 +186,11 @@ def _nothing_to_judge(evaluator: LLMSpanEvaluator, values: dict, trace_id) -> tu
             f"trace {trace_id} has no assistant answer in its spans (gen_ai.output.messages, gen_ai.choice, "
             "gen_ai.completion, output.value, ...); there is nothing to judge",
         )
-    if not any(values.get(p, "").strip() for p in evaluator.used if p != "available_tools"):
+    if not any(
+        values.get(p, "").strip()
+        for p in evaluator.used
+        if p not in ("available_tools", "actual_tool_trajectory")
+    ):
         return NOTHING_TO_JUDGE, "the spans hold no user prompt, tool call or answer for this target"
     return None
 

@@ -2,16 +2,26 @@
 
 An ``LLMSpanEvaluator`` is what AgentCore's ``CreateEvaluator`` LLM-as-judge configuration describes: a
 level, instructions with placeholders (``{context}``, ``{assistant_turn}``, ``{tool_turn}``,
-``{available_tools}``; which ones a level may use is in ``conversation.PLACEHOLDERS``), a rating scale
-(labels with values) and model parameters. This module checks such a configuration, renders the judge
-prompt for one target and reads the judge's answer into AgentCore's result fields; ``judge_runner`` makes
-the calls.
+``{available_tools}`` and the ground-truth ones, ``{expected_response}``, ``{assertions}``,
+``{expected_tool_trajectory}``, ``{actual_tool_trajectory}``; which ones a level may use is in
+``conversation.PLACEHOLDERS``), a rating scale and model parameters (both checked by ``judge_config``). This
+module renders the judge prompt for one target and reads the judge's answer into AgentCore's result fields;
+``judge_runner`` makes the calls.
 
 The prompt: the system message states the rating scale (worst first) and the answer format, a JSON object
 ``{"explanation", "label"}``; the user message is the instructions with the placeholders filled in. The
-answer's label must be one of the scale's (case and surrounding space ignored); its value is the scale's
-value for it, in 0-1: categorical values as given, numerical values divided by the scale's largest value
-(3 on a 1-5 scale is 0.6, as AgentCore normalises).
+answer's label must be one of the scale's (case and surrounding space ignored). On a numerical scale the
+result's ``value`` is the label's value divided by the scale's largest (3 on a 1-5 scale is 0.6); on a
+categorical scale the result carries the ``label`` and no ``value``, as AgentCore's Evaluate API defines it
+("This field is not allowed for categorical scales").
+
+Passing (evalkit's choice, the API is silent): on a numerical scale the labels whose value is the top one
+(value 1.0) pass; on a categorical scale the labels of the file's ``passingLabels`` (an evalkit field beside
+``evaluatorConfig``), or without it the scale's last entry, since scales are written worst first as
+AgentCore's own built-in scales are. ``passing_labels`` holds them.
+
+``Builtin.Correctness`` and ``Builtin.GoalSuccessRate`` have a ground-truth form (``reference``): used for a
+target whose reference inputs give ``expectedResponse`` / ``assertions``.
 """
 
 from __future__ import annotations
@@ -19,17 +29,26 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from evalkit.errors import EvaluatorConfigError
 from evalkit.spans.lambdas.span_evaluator import LEVELS
-from evalkit.spans.llm_judges.builtin_judges import BUILTIN_PARAMETERS, BUILTINS, builtin_instructions
+from evalkit.spans.llm_judges.builtin_judges import (
+    BUILTIN_PARAMETERS,
+    BUILTINS,
+    REFERENCE_BUILTINS,
+    builtin_instructions,
+)
 from evalkit.spans.llm_judges.conversation import PLACEHOLDERS
+from evalkit.spans.llm_judges.judge_config import ScalePoint
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-#: Model parameters a configuration may set (AgentCore's ``inferenceConfig`` names, mapped to the OpenAI ones).
-INFERENCE_PARAMETERS = {"maxTokens": "max_tokens", "temperature": "temperature", "topP": "top_p"}
+#: The reference input field each ground-truth placeholder reads (``actual_tool_trajectory`` reads the spans).
+PLACEHOLDER_FIELDS = {
+    "expected_response": "expectedResponse",
+    "assertions": "assertions",
+    "expected_tool_trajectory": "expectedTrajectory",
+}
 OFF_SCALE = "judgeOutputOffScale"
 UNPARSEABLE = "judgeOutputUnparseable"
 
@@ -40,16 +59,6 @@ class AnswerError(ValueError):
     def __init__(self, message: str, code: str):
         super().__init__(message)
         self.code = code
-
-
-@dataclass(frozen=True)
-class ScalePoint:
-    """One rating: the label, its 0-1 value in results, the definition the judge reads, the value as written."""
-
-    label: str
-    value: float
-    definition: str
-    raw: float | None = None
 
 
 class LLMSpanEvaluator:
@@ -72,18 +81,30 @@ class LLMSpanEvaluator:
         parameters: dict | None = None,
         source: str = "",
         builtin: bool = False,
+        kind: str = "numerical",
+        passing: list[str] | None = None,
     ):
         self.name = name
         self.level = level
         self.instructions = instructions
-        self.scale = sorted(scale, key=lambda p: p.value)
+        self.kind = kind
+        self.scale = list(scale) if kind == "categorical" else sorted(scale, key=lambda p: p.value)
         self.parameters = dict(parameters or {})
         self.path = None
         self.source = source or name
         self.used = tuple(p for p in PLACEHOLDERS[level] if "{" + p + "}" in instructions)
+        #: The reference input fields this evaluator reads (the rest given are ``ignoredReferenceInputFields``).
+        self.reference_fields = tuple(PLACEHOLDER_FIELDS[p] for p in self.used if p in PLACEHOLDER_FIELDS)
+        #: ``(field, evaluator)``: the ground-truth form used when a target's references give ``field``.
+        self.reference: tuple[str, LLMSpanEvaluator] | None = None
+        if kind == "categorical":
+            self.passing_labels = frozenset(passing) if passing else frozenset({self.scale[-1].label})
+        else:  # the top of the scale (values are normalised to 0-1)
+            self.passing_labels = frozenset(p.label for p in self.scale if p.value >= 1.0)
         digest = hashlib.sha256(
             json.dumps(
-                [name, level, instructions, [vars(p) for p in self.scale], self.parameters], sort_keys=True
+                [name, level, instructions, [vars(p) for p in self.scale], self.parameters, kind],
+                sort_keys=True,
             ).encode()
         ).hexdigest()
         self.evaluator_id = name if builtin else f"{name}-{digest[:10]}"
@@ -128,7 +149,7 @@ class LLMSpanEvaluator:
     def read_answer(self, content: str | None) -> dict:
         """``{"label", "value", "explanation"}`` from the judge's answer; ``AnswerError`` when unreadable."""
         answer = _json_object(content)
-        label = answer.get("label", answer.get("score"))
+        label = answer.get("label", answer.get("score", answer.get("verdict")))
         point = self._point(label)
         if point is None:
             labels = ", ".join(p.label for p in self.scale)
@@ -137,6 +158,8 @@ class LLMSpanEvaluator:
                 OFF_SCALE,
             )
         explanation = answer.get("explanation", answer.get("reasoning", answer.get("reason", "")))
+        if point.value is None:  # categorical: the label only, as AgentCore reports it
+            return {"label": point.label, "explanation": str(explanation or "")}
         return {"label": point.label, "value": point.value, "explanation": str(explanation or "")}
 
     def _point(self, label: Any) -> ScalePoint | None:
@@ -171,7 +194,7 @@ def _json_object(content: str | None) -> dict:
     return answer
 
 
-# --- checking a configuration -----------------------------------------------------------------------------
+# --- checking a configuration (the scale and model: ``judge_config``) ---------------------------------------
 
 
 def check_instructions(instructions: Any, level: str, where: str) -> str:
@@ -201,94 +224,33 @@ def check_level(level: Any, where: str) -> str:
     return value
 
 
-def check_scale(scale: Any, where: str) -> list[ScalePoint]:
-    """AgentCore's ``ratingScale`` (``{"numerical": [...]}`` or ``{"categorical": [...]}``) as scale points."""
-    if (
-        not isinstance(scale, dict)
-        or len(scale) != 1
-        or next(iter(scale)) not in ("numerical", "categorical")
-    ):
-        raise EvaluatorConfigError(
-            f"{where}: 'ratingScale' must be an object with one key, 'numerical' or 'categorical', holding a "
-            'list of {"label", "value", "definition"}'
-        )
-    kind, entries = next(iter(scale.items()))
-    if not isinstance(entries, list) or not entries:
-        raise EvaluatorConfigError(f"{where}: the {kind} rating scale is empty; give at least two ratings")
-    points = []
-    for i, entry in enumerate(entries):
-        at = f"{where}: ratingScale.{kind}[{i}]"
-        if not isinstance(entry, dict):
-            raise EvaluatorConfigError(f"{at} must be an object with 'label', 'value' and 'definition'")
-        label, value = entry.get("label"), entry.get("value")
-        if not isinstance(label, str) or not label.strip():
-            raise EvaluatorConfigError(f"{at}: 'label' must be a non-empty string")
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise EvaluatorConfigError(
-                f"{at}: 'value' must be a number" + (" between 0 and 1" if kind == "categorical" else "")
-            )
-        if kind == "categorical" and not 0 <= value <= 1:
-            raise EvaluatorConfigError(f"{at}: a categorical 'value' must be between 0 and 1, not {value}")
-        if kind == "numerical" and value < 0:
-            raise EvaluatorConfigError(f"{at}: a numerical 'value' must not be negative")
-        points.append((label.strip(), float(value), str(entry.get("definition") or "")))
-    labels = [p[0].casefold() for p in points]
-    if len(set(labels)) != len(labels):
-        raise EvaluatorConfigError(f"{where}: the rating scale gives a label twice")
-    if len(points) < 2:
-        raise EvaluatorConfigError(f"{where}: the rating scale has one rating; give at least two")
-    if kind == "categorical":
-        return [ScalePoint(label, value, definition) for label, value, definition in points]
-    top = max(p[1] for p in points)
-    if top <= 0:
-        raise EvaluatorConfigError(f"{where}: the numerical rating scale needs a value above 0")
-    return [
-        ScalePoint(label, round(value / top, 6), definition, value) for label, value, definition in points
-    ]
-
-
-def check_parameters(config: Any, where: str) -> dict:
-    """OpenAI model parameters from AgentCore's ``modelConfig.bedrockEvaluatorModelConfig.inferenceConfig``.
-
-    The judge model itself is evalkit's configured one: ``modelId`` is accepted and not used.
-    """
-    if config is None:
-        return {}
-    inner = config.get("bedrockEvaluatorModelConfig", config) if isinstance(config, dict) else None
-    inference = inner.get("inferenceConfig", {}) if isinstance(inner, dict) else None
-    if not isinstance(inference, dict):
-        raise EvaluatorConfigError(
-            f'{where}: \'modelConfig\' must be {{"bedrockEvaluatorModelConfig": {{"modelId", '
-            '"inferenceConfig": {"maxTokens", "temperature", "topP"}}}'
-        )
-    parameters = {}
-    for key, value in inference.items():
-        if key not in INFERENCE_PARAMETERS:
-            raise EvaluatorConfigError(
-                f"{where}: unknown inferenceConfig field '{key}' (known: {', '.join(INFERENCE_PARAMETERS)})"
-            )
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise EvaluatorConfigError(f"{where}: inferenceConfig.{key} must be a number")
-        parameters[INFERENCE_PARAMETERS[key]] = value
-    return parameters
-
-
 # --- built-ins --------------------------------------------------------------------------------------------
 
 
-def builtin_evaluator(spec: str) -> LLMSpanEvaluator:
-    """The evaluator of ``Builtin.<Name>``; unknown names are a configuration error listing the thirteen."""
+def builtin_evaluator(spec: str, known: tuple[str, ...] = ()) -> LLMSpanEvaluator:
+    """The evaluator of ``Builtin.<Name>``; unknown names are a configuration error listing the built-ins
+    (``known``: other built-in names to list, the programmatic ones)."""
     name = spec[len("Builtin.") :]
     if name not in BUILTINS:
-        known = ", ".join(BUILTINS)
-        raise EvaluatorConfigError(f"'{spec}' is not an AgentCore built-in evaluator (built-ins: {known})")
-    level, _, _, scale = BUILTINS[name]
-    points = [ScalePoint(label, value, definition) for label, value, definition in scale]
+        names = ", ".join([*BUILTINS, *(k[len("Builtin.") :] for k in known)])
+        raise EvaluatorConfigError(f"'{spec}' is not an AgentCore built-in evaluator (built-ins: {names})")
+    evaluator = _builtin(spec, BUILTINS[name][0], builtin_instructions(name), BUILTINS[name][3])
+    if name in REFERENCE_BUILTINS:
+        field, _, _, scale = REFERENCE_BUILTINS[name]
+        variant = _builtin(spec, evaluator.level, builtin_instructions(name, reference=True), scale)
+        evaluator.reference = (field, variant)
+        evaluator.reference_fields = (field,)
+        # Results carry the built-in's name whichever form judged them: both forms' top labels pass.
+        evaluator.passing_labels = evaluator.passing_labels | variant.passing_labels
+    return evaluator
+
+
+def _builtin(spec: str, level: str, instructions: str, scale) -> LLMSpanEvaluator:
     return LLMSpanEvaluator(
         spec,
         level,
-        builtin_instructions(name),
-        points,
+        instructions,
+        [ScalePoint(label, value, definition) for label, value, definition in scale],
         parameters=BUILTIN_PARAMETERS,
         source=f"built-in evaluator {spec}",
         builtin=True,

@@ -1,14 +1,19 @@
-"""The HTTP intake of the online receiver: ``POST /v1/traces`` as OTLP/HTTP exporters send it.
+"""The HTTP intake of the online receiver: ``POST /v1/traces`` and ``POST /v1/logs`` as OTLP/HTTP exporters send them.
 
-The body is protobuf (``application/x-protobuf``) or JSON (``application/json``), optionally gzip-compressed;
-the answer is what a collector gives: 200 with an empty ``ExportTraceServiceResponse`` in the request's
-encoding, or a ``partialSuccess`` naming rejected spans. A malformed body gets 400 (so does JSON nested too
+Two signals, one path: ``traces`` (``ExportTraceServiceRequest``: spans) and ``logs``
+(``ExportLogsServiceRequest``: event records, the OTel log records that carry a span's prompts and answers
+in their body, as ADOT and the current GenAI conventions send them; see ``reading/event_record``). The body
+is protobuf (``application/x-protobuf``) or JSON (``application/json``), optionally gzip-compressed; the
+answer is what a collector gives: 200 with an empty ``Export{Trace,Logs}ServiceResponse`` in the request's
+encoding, or a ``partialSuccess`` naming rejected spans (``rejectedSpans``) or records
+(``rejectedLogRecords``). A malformed body gets 400 (so does JSON nested too
 deeply, with a duplicate key or a lone surrogate: retrying cannot help), an unknown encoding or content type
 415, a body over the limit (before or after decompression) 413, a missing ``Content-Length``
 411, a missing or wrong ``Authorization: Bearer`` token (when one is set) 401, a store that fails 503 (the
-exporter retries). Spans are converted by ``otlp_json``, as span files are, so online and offline evaluators
-see identical span documents. Storing the spans is the server's ``ingest`` (see ``online``); the HTTP server
-that calls it (routes, keep-alive, idle timeout, TLS) is ``receiver``.
+exporter retries). Spans are converted by ``otlp_json`` and records by ``event_record.read_otlp_logs``, as
+span files are, so online and offline evaluators see identical documents. Storing them is the server's
+``ingest`` (see ``online``; records join their session by ``session_tracking.record_session_ids``); the HTTP
+server that calls it (routes, keep-alive, idle timeout, TLS) is ``receiver``.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ import zlib
 from typing import TYPE_CHECKING
 
 from evalkit.documents.json_input import JsonInputError, parse_json
-from evalkit.spans.online.session_tracking import sampled, session_ids
+from evalkit.spans.online.session_tracking import record_session_ids, sampled, session_ids
+from evalkit.spans.reading.event_record import read_otlp_logs
 from evalkit.spans.reading.otlp_json import read_otlp
 from evalkit.spans.reading.otlp_protobuf import Unsupported, message_dict
 
@@ -34,6 +40,45 @@ MAX_BODY = 4 * 1024 * 1024
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
+class Signal:
+    """One OTLP signal the intake accepts: its request's top-level key, protobuf messages and words."""
+
+    def __init__(
+        self, name: str, key: str, module: str, request: str, response: str, rejected: str, item: str
+    ):
+        self.name, self.key, self.module = name, key, module
+        self.request, self.response = request, response
+        self.rejected = rejected  # partialSuccess's count field (JSON name)
+        self.item = item  # what one item is called in messages: "span", "event record"
+
+    def message(self, name: str):
+        """The protobuf message class ``name`` of this signal's collector service (imported on first use)."""
+        import importlib
+
+        return getattr(importlib.import_module(self.module), name)
+
+
+TRACES = Signal(
+    "traces",
+    "resourceSpans",
+    "opentelemetry.proto.collector.trace.v1.trace_service_pb2",
+    "ExportTraceServiceRequest",
+    "ExportTraceServiceResponse",
+    "rejectedSpans",
+    "span",
+)
+LOGS = Signal(
+    "logs",
+    "resourceLogs",
+    "opentelemetry.proto.collector.logs.v1.logs_service_pb2",
+    "ExportLogsServiceRequest",
+    "ExportLogsServiceResponse",
+    "rejectedLogRecords",
+    "event record",
+)
+SIGNALS = {"traces": TRACES, "logs": LOGS}
+
+
 class BadRequest(Exception):
     """The request cannot be accepted: ``status`` is the HTTP status to answer with."""
 
@@ -42,8 +87,11 @@ class BadRequest(Exception):
         self.status = status
 
 
-def decode_request(body: bytes, content_type: str, encoding: str, limit: int = MAX_BODY) -> tuple[list, list]:
-    """An OTLP/HTTP trace export body -> ``(span documents, problems)``; raises ``BadRequest``."""
+def decode_request(
+    body: bytes, content_type: str, encoding: str, limit: int = MAX_BODY, signal: Signal = TRACES
+) -> tuple[list, list]:
+    """An OTLP/HTTP export body of ``signal`` -> ``(span or record documents, problems)``; raises
+    ``BadRequest``."""
     encoding = (encoding or "identity").strip().lower()
     if encoding == "gzip":
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
@@ -57,7 +105,7 @@ def decode_request(body: bytes, content_type: str, encoding: str, limit: int = M
         raise BadRequest(415, f"Content-Encoding {encoding!r} is not supported (use gzip or none)")
     kind = (content_type or "").split(";")[0].strip().lower()
     if kind == "application/x-protobuf":
-        request = protobuf_dict(body)
+        request = protobuf_dict(body, signal)
     elif kind == "application/json":
         try:
             request = parse_json(body)
@@ -69,45 +117,48 @@ def decode_request(body: bytes, content_type: str, encoding: str, limit: int = M
             415, f"Content-Type {kind or 'none'!r}: use application/x-protobuf or application/json"
         )
     if not isinstance(request, dict):
-        raise BadRequest(400, "the body is not an ExportTraceServiceRequest (expected a JSON object)")
+        raise BadRequest(400, f"the body is not an {signal.request} (expected a JSON object)")
     if not request:
         return [], []
-    if "resourceSpans" not in request:
-        raise BadRequest(400, "the body is not an ExportTraceServiceRequest ('resourceSpans' is missing)")
+    if signal.key not in request:
+        raise BadRequest(400, f"the body is not an {signal.request} ({signal.key!r} is missing)")
     docs: list[dict] = []
     wheres: list = []
     problems: list[str] = []
-    read_otlp(request, ("request", ""), docs, wheres, problems)
+    read = read_otlp if signal is TRACES else read_otlp_logs
+    read(request, ("request", ""), docs, wheres, problems)
     return docs, problems
 
 
-def protobuf_dict(body: bytes) -> dict:
+def protobuf_dict(body: bytes, signal: Signal = TRACES) -> dict:
+    """A protobuf export request of ``signal`` as its OTLP JSON dict (``message_dict``, else
+    ``MessageToDict``); ``BadRequest`` (400) when the bytes are not such a message."""
     from google.protobuf.json_format import MessageToDict
     from google.protobuf.message import DecodeError
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-    message = ExportTraceServiceRequest()
+    message = signal.message(signal.request)()
     try:
         message.ParseFromString(body)
     except DecodeError as exc:
-        raise BadRequest(400, f"the body is not a valid ExportTraceServiceRequest protobuf: {exc}") from None
+        raise BadRequest(400, f"the body is not a valid {signal.request} protobuf: {exc}") from None
     try:
         return message_dict(message)  # MessageToDict's result, faster
     except Unsupported:
         return MessageToDict(message, preserving_proto_field_name=False)
 
 
-def _response(kind: str, rejected: int, message: str) -> tuple[bytes, str]:
-    """An ``ExportTraceServiceResponse`` in the request's encoding (empty unless spans were rejected)."""
+def _response(kind: str, rejected: int, message: str, signal: Signal = TRACES) -> tuple[bytes, str]:
+    """An ``Export{Trace,Logs}ServiceResponse`` in the request's encoding (empty unless items were rejected)."""
     if kind == "application/x-protobuf":
-        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
-
-        response = ExportTraceServiceResponse()
+        response = signal.message(signal.response)()
         if rejected:
-            response.partial_success.rejected_spans = rejected
+            if signal is TRACES:
+                response.partial_success.rejected_spans = rejected
+            else:
+                response.partial_success.rejected_log_records = rejected
             response.partial_success.error_message = message
         return response.SerializeToString(), kind
-    body = {"partialSuccess": {"rejectedSpans": str(rejected), "errorMessage": message}} if rejected else {}
+    body = {"partialSuccess": {signal.rejected: str(rejected), "errorMessage": message}} if rejected else {}
     return _dumps(body).encode(), "application/json"
 
 
@@ -122,20 +173,35 @@ def _error_body(kind: str, message: str) -> bytes:
 
 
 def ingest_request(
-    store: Store, body: bytes, content_type: str, encoding: str, *, max_body: int, sampling: float
+    store: Store,
+    body: bytes,
+    content_type: str,
+    encoding: str,
+    *,
+    max_body: int,
+    sampling: float,
+    session_attribute: str | None = None,
+    signal: Signal = TRACES,
 ) -> tuple[int, bytes, str]:
-    """Decode, store (committed) and answer one export request: ``(status, body, content type)``."""
+    """Decode, store (committed) and answer one export request of ``signal``: ``(status, body, content type)``."""
     kind = (content_type or "").split(";")[0].strip().lower()
     try:
-        docs, problems = decode_request(body, content_type, encoding, max_body)
+        docs, problems = decode_request(body, content_type, encoding, max_body, signal)
     except BadRequest as exc:
         return exc.status, _error_body(kind, str(exc)), _error_type(kind)
     if docs:
-        sessions = session_ids(docs, store)
-        added = store.add_spans(docs, sessions, lambda s: sampled(s, sampling))
-        log.debug("stored %d new span(s) of %d", added, len(docs))
+
+        def is_sampled(session: str) -> bool:
+            return sampled(session, sampling)
+
+        if signal is TRACES:
+            added = store.add_spans(docs, session_ids(docs, store, session_attribute), is_sampled)
+        else:
+            added = store.add_records(docs, record_session_ids(docs, store, session_attribute), is_sampled)
+        log.debug("stored %d new %s(s) of %d", added, signal.item, len(docs))
     if problems and not docs:
-        return 400, _error_body(kind, "no valid span: " + "; ".join(problems[:5])), _error_type(kind)
+        message = f"no valid {signal.item}: " + "; ".join(problems[:5])
+        return 400, _error_body(kind, message), _error_type(kind)
     message = "; ".join(problems[:5]) + (f"; ... and {len(problems) - 5} more" if len(problems) > 5 else "")
-    payload, ctype = _response(kind, len(problems), message)
+    payload, ctype = _response(kind, len(problems), message, signal)
     return 200, payload, ctype

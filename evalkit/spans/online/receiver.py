@@ -8,10 +8,11 @@ left to hand-written code: keep-alive with an idle timeout (a connection that se
 40 ms per response) and TLS through an ``ssl.SSLContext``. Starlette on uvicorn would have served as well, at
 the cost of two more dependencies.
 
-The routes are those of ``intake``: ``POST /v1/traces`` (OTLP/HTTP), ``GET /health``, 404 elsewhere and 405
-for another method on ``/v1/traces``. Decoding and the SQLite commit run in a small thread pool, off the event
-loop, so one slow commit does not stall other connections; the answer is sent only once the spans are
-committed (``Store.add_spans``), so an acknowledged span is never lost.
+The routes are those of ``intake``: ``POST /v1/traces`` and ``POST /v1/logs`` (OTLP/HTTP; the same limits,
+token and answers on both), ``GET /health``, 404 elsewhere and 405 for another method on either. Decoding and
+the SQLite commit run in a small thread pool, off the event loop, so one slow commit does not stall other
+connections; the answer is sent only once the spans or records are committed (``Store.add_spans``,
+``Store.add_records``: one group commit for both), so an acknowledged one is never lost.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 from aiohttp import web
 
 from evalkit.errors import EvalkitError
+from evalkit.spans.online.intake import SIGNALS, Signal
 
 log = logging.getLogger("evalkit.spans.online")
 
@@ -79,41 +81,53 @@ def _text(status: int, message: str, close: bool = False) -> web.Response:
 def _routes(app: Any, pool: ThreadPoolExecutor) -> web.Application:
     """The aiohttp application answering for ``app`` (an ``OnlineEvaluation``: token, max_body, ingest)."""
 
-    async def traces(request: web.Request) -> web.Response:
-        if request.method != "POST":
-            return _text(405, "method not allowed: POST spans to /v1/traces\n", close=True)
-        if app.token is not None and request.headers.get("Authorization", "") != f"Bearer {app.token}":
-            return _text(401, "missing or wrong Authorization: Bearer token\n", close=True)
-        size = request.content_length
-        if size is None:
-            return _text(411, "Content-Length is required\n", close=True)
-        if size > app.max_body:
-            return _text(413, f"the body is larger than {app.max_body} bytes\n", close=True)
-        body = await request.read()
-        ctype, encoding = request.headers.get("Content-Type", ""), request.headers.get("Content-Encoding", "")
-        try:
-            status, payload, answer_type = await asyncio.get_running_loop().run_in_executor(
-                pool, app.ingest, body, ctype, encoding
-            )
-        except Exception as exc:  # the store failed: 503 asks the exporter to retry
-            log.exception("cannot store spans")
-            return _text(503, f"cannot store the spans: {exc}\n", close=True)
-        response = web.Response(status=status, body=payload)
-        response.headers["Content-Type"] = answer_type
-        return response
+    def route(signal: Signal):
+        async def export(request: web.Request) -> web.Response:
+            return await _export(app, pool, signal, request)
+
+        return export
 
     async def other(request: web.Request) -> web.Response:
         if request.method == "GET" and request.path == "/health":
             return _text(200, "ok\n")
-        return _text(404, "not found: POST spans to /v1/traces\n", close=request.method != "GET")
+        return _text(404, f"not found: {_WHERE}\n", close=request.method != "GET")
 
     # auto_decompress off: intake inflates gzip itself, with its limits (a gzip bomb is a 413)
     application = web.Application(
         client_max_size=app.max_body, handler_args={"max_field_size": 16384, "auto_decompress": False}
     )
-    application.router.add_route("*", "/v1/traces", traces)
+    for name, signal in SIGNALS.items():
+        application.router.add_route("*", f"/v1/{name}", route(signal))
     application.router.add_route("*", "/{tail:.*}", other)
     return application
+
+
+_WHERE = "POST spans to /v1/traces, event records (OTLP logs) to /v1/logs"
+
+
+async def _export(app: Any, pool: ThreadPoolExecutor, signal: Signal, request: web.Request) -> web.Response:
+    """One OTLP/HTTP export request of ``signal``: checked, ingested off the loop, answered once committed."""
+    if request.method != "POST":
+        return _text(405, f"method not allowed: {_WHERE}\n", close=True)
+    if app.token is not None and request.headers.get("Authorization", "") != f"Bearer {app.token}":
+        return _text(401, "missing or wrong Authorization: Bearer token\n", close=True)
+    size = request.content_length
+    if size is None:
+        return _text(411, "Content-Length is required\n", close=True)
+    if size > app.max_body:
+        return _text(413, f"the body is larger than {app.max_body} bytes\n", close=True)
+    body = await request.read()
+    ctype, encoding = request.headers.get("Content-Type", ""), request.headers.get("Content-Encoding", "")
+    try:
+        status, payload, answer_type = await asyncio.get_running_loop().run_in_executor(
+            pool, app.ingest, body, ctype, encoding, signal.name
+        )
+    except Exception as exc:  # the store failed: 503 asks the exporter to retry
+        log.exception("cannot store %s", signal.name)
+        return _text(503, f"cannot store the {signal.item}s: {exc}\n", close=True)
+    response = web.Response(status=status, body=payload)
+    response.headers["Content-Type"] = answer_type
+    return response
 
 
 class ReceiverServer:

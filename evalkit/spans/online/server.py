@@ -10,16 +10,18 @@ This is the local counterpart of AgentCore Evaluations' online mode, with the sa
 
 ``OnlineEvaluation`` wires the parts together and runs them: an HTTP server thread and an evaluation loop.
 
-* **Receiver** (``intake``, ``receiver``). ``POST /v1/traces`` accepts what OTLP/HTTP exporters send: protobuf
-  or JSON, optionally gzip-compressed, and answers like a collector; a body over ``max_body`` bytes gets 413, a
+* **Receiver** (``intake``, ``receiver``). ``POST /v1/traces`` (spans) and ``POST /v1/logs`` (event records:
+  the OTel log records that carry a span's prompts and answers, ``logs_url``) accept what OTLP/HTTP exporters
+  send: protobuf or JSON, optionally gzip-compressed, and answer like a collector; a body over ``max_body`` bytes gets 413, a
   missing or wrong ``Authorization: Bearer`` token (when one is set) 401. aiohttp's server keeps connections
   alive and closes those idle for ``idle_timeout`` seconds; with ``tls_cert`` and ``tls_key`` it speaks HTTPS.
   A ``token`` on an address other than loopback needs TLS (a bearer token sent in clear text over a network
   is a leaked token) unless ``insecure=True``.
 * **One receiver per store** (``store_lock``). A second receiver on the same store folder refuses to start,
   naming the running one (its pid, host and URL).
-* **Durability** (``store``). Spans are committed to ``DIR/store.sqlite3`` before the 200: an acknowledged
-  span is never lost, and duplicates (exporter retries) are ignored.
+* **Durability** (``store``). Spans and records are committed to ``DIR/store.sqlite3`` before the 200: an
+  acknowledged span or record is never lost, and duplicates (exporter retries) are ignored. A record joins
+  its session by its own ``session.id``, else its span's, else its trace's, also when they arrive later.
 * **Sessions** (``session_tracking``). A session is complete after ``session_timeout`` seconds without a new
   span (at most 1440 minutes, as AgentCore); sampling (0.01-100 %, as AgentCore) is decided by a hash of the
   session id, so a restart decides the same way; ``filters``
@@ -56,7 +58,7 @@ from evalkit.spans.lambdas.span_evaluator import SpanEvaluator
 from evalkit.spans.llm_judges.judge_runner import SpanJudges, needs_judges
 from evalkit.spans.llm_judges.llm_evaluator import LLMSpanEvaluator
 from evalkit.spans.online.exports import NAMESPACE, PassRateAlarm, export_results
-from evalkit.spans.online.intake import MAX_BODY, ingest_request
+from evalkit.spans.online.intake import MAX_BODY, SIGNALS, ingest_request
 from evalkit.spans.online.receiver import IDLE_TIMEOUT, ReceiverServer, is_loopback, tls_context
 from evalkit.spans.online.session_evaluation import evaluate_session, load_evaluator
 from evalkit.spans.online.session_tracking import (
@@ -65,6 +67,7 @@ from evalkit.spans.online.session_tracking import (
     check_sampling,
     check_session_timeout,
     parse_duration,
+    parse_filters,
 )
 from evalkit.spans.online.store import Store
 from evalkit.spans.online.store_lock import StoreLock
@@ -103,6 +106,7 @@ class OnlineEvaluation:
         tls_cert: str | os.PathLike | None = None,
         tls_key: str | os.PathLike | None = None,
         insecure: bool = False,
+        session_attribute: str | None = None,
     ):
         self.ssl_context = tls_context(tls_cert, tls_key)
         if token is not None and self.ssl_context is None and not is_loopback(host) and not insecure:
@@ -141,7 +145,8 @@ class OnlineEvaluation:
         if not isinstance(self.config_name, str) or not self.config_name.strip():
             raise EvalkitError(f"configuration name {config_name!r}: write a non-empty name")
         self.sampling = float(sampling)
-        self.filters = [f if isinstance(f, Filter) else Filter(f) for f in filters]
+        self.session_attribute = session_attribute
+        self.filters = parse_filters(filters)
         self.token = token
         register_secret(token)  # never in a log line (a request's headers, an error)
         register_url_credentials(alarm_webhook)
@@ -226,12 +231,27 @@ class OnlineEvaluation:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{scheme}://{host}:{self.port}/v1/traces"
 
+    @property
+    def logs_url(self) -> str:
+        """Where OTLP/HTTP log exporters send event records (``url`` is the traces endpoint)."""
+        return self.url[: -len("traces")] + "logs"
+
     # ingest
 
-    def ingest(self, body: bytes, content_type: str, encoding: str = "") -> tuple[int, bytes, str]:
-        """Decode, store (committed) and answer one export request: ``(status, body, content type)``."""
+    def ingest(
+        self, body: bytes, content_type: str, encoding: str = "", signal: str = "traces"
+    ) -> tuple[int, bytes, str]:
+        """Decode, store (committed) and answer one export request of ``signal`` (``"traces"``: spans,
+        ``"logs"``: event records): ``(status, body, content type)``."""
         return ingest_request(
-            self.store, body, content_type, encoding, max_body=self.max_body, sampling=self.sampling
+            self.store,
+            body,
+            content_type,
+            encoding,
+            max_body=self.max_body,
+            sampling=self.sampling,
+            session_attribute=self.session_attribute,
+            signal=SIGNALS[signal],
         )
 
     # the evaluation loop

@@ -7,8 +7,10 @@ no span frame per session), exactly as ``evalkit spans eval`` would score it off
 ``passed`` and tagged with the session's ``service.name``) and the ``evaluated`` state are committed together,
 so a crash never evaluates a session twice and never loses one. Other sessions are marked ``skipped``.
 
-A result passes when it is not an error and its ``value`` is at least 1.0, or, without a value, its label
-is one of ``PASS``, ``PASSED``, ``TRUE``, ``YES`` (any case).
+A result passes by its evaluator's rule (``lambdas.passing_rule``): not an error, and its label one of the
+evaluator's passing labels (a code evaluator's ``PASSING_LABELS``, an LLM judge's top label), or for an
+evaluator that declares none, a ``value`` of at least 1.0 (without a value, a label ``PASS``, ``PASSED``,
+``TRUE``, ``YES``). The stored ``passed`` feeds ``spans status``, the pass-rate alarms and the exports.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evalkit.spans.evaluation import evaluate_groups
-from evalkit.spans.evaluator_specs import resolve_span_evaluator
+from evalkit.spans.evaluator_specs import online_evaluator
+from evalkit.spans.lambdas.passing_rule import passes, passing_labels
 from evalkit.spans.lambdas.payload import session_spans
 from evalkit.spans.online.session_tracking import Filter, session_matches
 
@@ -27,18 +30,14 @@ if TYPE_CHECKING:
     from evalkit.spans.llm_judges.llm_evaluator import LLMSpanEvaluator
     from evalkit.spans.online.store import Store
 
-PASS_VALUE = 1.0
-PASS_LABELS = frozenset({"PASS", "PASSED", "TRUE", "YES"})
 
-
-def passed(entry: dict) -> bool:
-    """A result passes: no error, and value >= 1.0 (or, without a value, a PASS-like label)."""
-    if "errorCode" in entry:
-        return False
-    value = entry.get("value")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value >= PASS_VALUE
-    return str(entry.get("label", "")).strip().upper() in PASS_LABELS
+def passed(entry: dict, evaluators=()) -> bool:
+    """Whether a result passes, by the rule of the evaluator (of ``evaluators``) that made it; the value rule
+    when that evaluator is not among them."""
+    for evaluator in evaluators:
+        if evaluator.evaluator_id == entry.get("evaluatorId"):
+            return passes(entry, passing_labels(evaluator))
+    return passes(entry)
 
 
 def evaluate_session(
@@ -69,7 +68,7 @@ def evaluate_session(
     )
     service = service_name(docs)
     for entry in results:
-        entry["passed"] = passed(entry)
+        entry["passed"] = passed(entry, evaluators)
         entry["service"] = service
         if config_id is not None:
             entry["onlineEvaluationConfigId"] = config_id
@@ -77,8 +76,9 @@ def evaluate_session(
 
 
 def load_evaluator(spec: str, custom_dir) -> SpanEvaluator | LLMSpanEvaluator:
-    """The span evaluator of a ``NAME`` or ``NAME:LEVEL`` spec (``Builtin.<Name>`` too), from ``custom_dir``."""
-    return resolve_span_evaluator(spec, custom_dir)
+    """The span evaluator of a ``NAME`` or ``NAME:LEVEL`` spec (``Builtin.<Name>`` too), from ``custom_dir``;
+    one that needs reference inputs is refused (``evaluator_specs.online_evaluator``)."""
+    return online_evaluator(spec, custom_dir)
 
 
 def service_name(docs: list[dict]) -> str:

@@ -1,9 +1,16 @@
 """The durable store of the online evaluation receiver: one SQLite database in WAL mode.
 
-``DIR/store.sqlite3`` holds three tables:
+``DIR/store.sqlite3`` holds four tables:
 
 * ``spans``: one row per received span (``UNIQUE (trace_id, span_id)``, so a re-sent span is ignored), with
   its session id, the time it was received and its flat span document as JSON;
+* ``records``: one row per received event record (an OTel log record of a span, ``POST /v1/logs``), keyed by
+  ``event_record.record_key`` (``UNIQUE (trace_id, span_id, digest)``: a record has no id of its own, an
+  exporter's retry sends it again whole), with its session id (None until its span or trace is known: it
+  then joins through its trace, see ``session_documents``), received time and canonical document. A table of
+  its own because a record shares its span's ids (the spans table's key), and because a store made before
+  records existed gains it with ``CREATE TABLE IF NOT EXISTS``, where a new key on ``spans`` would have
+  needed the table rebuilt;
 * ``sessions``: one row per session id, its last received time, its state and whether it is sampled. States
   go ``open`` -> ``complete`` (no span for the session timeout) -> ``evaluated`` (results stored) or
   ``skipped`` (not sampled, or no span matched the filters);
@@ -33,6 +40,7 @@ from pathlib import Path
 from evalkit.documents.private import private_file, private_folder
 from evalkit.documents.redaction import redact, redact_json_lines
 from evalkit.errors import EvalkitError
+from evalkit.spans.reading.event_record import keyed_text
 
 FILENAME = "store.sqlite3"
 STATES = ("open", "complete", "evaluated", "skipped")
@@ -47,6 +55,16 @@ CREATE TABLE IF NOT EXISTS spans (
     UNIQUE (trace_id, span_id)
 );
 CREATE INDEX IF NOT EXISTS spans_session ON spans (session_id);
+CREATE TABLE IF NOT EXISTS records (
+    trace_id TEXT NOT NULL,
+    span_id TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    session_id TEXT,
+    received REAL NOT NULL,
+    document TEXT NOT NULL,
+    UNIQUE (trace_id, span_id, digest)
+);
+CREATE INDEX IF NOT EXISTS records_session ON records (session_id);
 CREATE TABLE IF NOT EXISTS sessions (
     id TEXT PRIMARY KEY,
     first_received REAL NOT NULL,
@@ -76,15 +94,37 @@ CREATE INDEX IF NOT EXISTS results_time ON results (evaluator, timestamp);
 """
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+#: A session's documents: its traces are those of its spans and records; then every span and record stored
+#: with its id or, without one, in one of its traces.
+_SESSION_DOCUMENTS = """
+WITH traces AS (
+    SELECT trace_id FROM spans WHERE session_id = :s
+    UNION SELECT trace_id FROM records WHERE session_id = :s AND trace_id != ''
+)
+SELECT document FROM spans WHERE session_id = :s OR (session_id IS NULL AND trace_id IN traces)
+UNION ALL
+SELECT document FROM records WHERE session_id = :s OR (session_id IS NULL AND trace_id IN traces)
+"""
+
+
+_INSERT = {
+    "spans": "INSERT OR IGNORE INTO spans (trace_id, span_id, session_id, received, document) "
+    "VALUES (?, ?, ?, ?, ?)",
+    "records": "INSERT OR IGNORE INTO records (trace_id, span_id, digest, session_id, received, document) "
+    "VALUES (?, ?, ?, ?, ?, ?)",
+}
+#: Where the session id sits in a row of each table.
+_SESSION = {"spans": 2, "records": 3}
 
 
 class _Batch:
-    """The spans of one ``add_spans`` call waiting for a commit, and then its outcome."""
+    """The spans (or records) of one ``add_spans`` (``add_records``) call waiting for a commit, then its
+    outcome."""
 
-    __slots__ = ("rows", "now", "sampled", "added", "error", "done")
+    __slots__ = ("table", "rows", "now", "sampled", "added", "error", "done")
 
-    def __init__(self, rows: list[tuple], now: float, sampled):
-        self.rows, self.now, self.sampled = rows, now, sampled
+    def __init__(self, table: str, rows: list[tuple], now: float, sampled):
+        self.table, self.rows, self.now, self.sampled = table, rows, now, sampled
         self.added, self.error, self.done = 0, None, False
 
 
@@ -122,7 +162,9 @@ class Store:
             missing = {"spans", "sessions", "results"} - tables
             if missing:
                 raise sqlite3.DatabaseError(f"no {', '.join(sorted(missing))} table; not an evalkit store")
+            self.has_records = "records" in tables  # a store from before records: read as having none
             return
+        self.has_records = True
         try:
             # Spans hold prompts and completions: owner-only folder and files (-wal and -shm follow the db).
             private_folder(self.folder)
@@ -176,7 +218,25 @@ class Store:
             (d["traceId"], d["spanId"], s, now, text)
             for d, s, text in zip(docs, sessions, texts, strict=True)
         ]
-        batch = _Batch(rows, now, sampled)
+        return self._add(_Batch("spans", rows, now, sampled))
+
+    def add_records(
+        self, docs: list[dict], sessions: list[str | None], sampled, now: float | None = None
+    ) -> int:
+        """Store event records and touch their sessions, committed, as ``add_spans`` stores spans (the same
+        group commit, the same reopening of a complete session); returns how many were new.
+
+        A record is identified by ``record_key`` (a retry's copy is ignored); ``sessions`` holds each one's
+        session id, None when neither it nor its span or trace has one yet (``record_session_ids``).
+        """
+        now = time.time() if now is None else now
+        keyed = [keyed_text(d) for d in docs]  # the key's digest and the stored text from one serialisation
+        texts = redact_json_lines([text for _, text in keyed])
+        rows = [(*key, s, now, text) for (key, _), s, text in zip(keyed, sessions, texts, strict=True)]
+        return self._add(_Batch("records", rows, now, sampled))
+
+    def _add(self, batch: _Batch) -> int:
+        """Queue ``batch``, commit it (with every batch waiting) unless another thread did, return its count."""
         with self._queue_lock:
             self._queue.append(batch)
         with self.lock:
@@ -198,14 +258,11 @@ class Store:
                 for batch in batches:
                     before = db.total_changes
                     touched = set()
+                    insert, at = _INSERT[batch.table], _SESSION[batch.table]
                     for row in batch.rows:
-                        cursor = db.execute(
-                            "INSERT OR IGNORE INTO spans (trace_id, span_id, session_id, received, document) "
-                            "VALUES (?, ?, ?, ?, ?)",
-                            row,
-                        )
-                        if cursor.rowcount and row[2] is not None:
-                            touched.add(row[2])
+                        cursor = db.execute(insert, row)
+                        if cursor.rowcount and row[at] is not None:
+                            touched.add(row[at])
                     batch.added = db.total_changes - before
                     db.executemany(
                         "INSERT INTO sessions (id, first_received, last_received, state, sampled) "
@@ -225,18 +282,37 @@ class Store:
             batch.done = True
 
     def trace_sessions(self, trace_ids: list[str]) -> dict[str, str]:
-        """The session id already known for each of these traces (for spans that carry none themselves)."""
+        """The session id already known for each of these traces (for spans and records that carry none
+        themselves): that of a stored span of the trace, else of a stored record."""
         if not trace_ids:
             return {}
         found: dict[str, str] = {}
         with self.lock:
             for trace in trace_ids:
-                row = self.db.execute(
-                    "SELECT session_id FROM spans WHERE trace_id = ? AND session_id IS NOT NULL LIMIT 1",
-                    (trace,),
-                ).fetchone()
-                if row:
-                    found[trace] = row[0]
+                for table in ("spans", "records"):
+                    row = self.db.execute(
+                        f"SELECT session_id FROM {table} WHERE trace_id = ? AND session_id IS NOT NULL LIMIT 1",
+                        (trace,),
+                    ).fetchone()
+                    if row:
+                        found[trace] = row[0]
+                        break
+        return found
+
+    def span_sessions(self, spans: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        """The session id of each of these stored spans ``(trace id, span id)`` that has one (a record's):
+        one query per 400 spans."""
+        found: dict[tuple[str, str], str] = {}
+        with self.lock:
+            for start in range(0, len(spans), 400):
+                chunk = spans[start : start + 400]
+                values = ", ".join("(?, ?)" for _ in chunk)
+                rows = self.db.execute(  # CROSS JOIN: the given spans drive, each found by the spans key
+                    f"SELECT s.trace_id, s.span_id, s.session_id FROM (VALUES {values}) AS v CROSS JOIN spans AS s "
+                    "ON s.trace_id = v.column1 AND s.span_id = v.column2 WHERE s.session_id IS NOT NULL",
+                    [part for key in chunk for part in key],
+                ).fetchall()
+                found.update({(trace, span): session for trace, span, session in rows})
         return found
 
     # --- the evaluation loop ------------------------------------------------------------------------------
@@ -263,13 +339,11 @@ class Store:
         return [(r[0], bool(r[1]), r[2]) for r in rows]
 
     def session_documents(self, session_id: str) -> list[dict]:
-        """The span documents of one session (and of spans of its traces that carry no session id)."""
+        """The span and record documents of one session (what ``payload.session_spans`` turns into
+        ``sessionSpans``): those stored with its id, and those of its traces stored without one (a span
+        without ``session.id``, a record that came before its span); spans first, then records."""
         with self.lock:
-            rows = self.db.execute(
-                "SELECT document FROM spans WHERE session_id = ? OR (session_id IS NULL AND trace_id IN "
-                "(SELECT DISTINCT trace_id FROM spans WHERE session_id = ?))",
-                (session_id, session_id),
-            ).fetchall()
+            rows = self.db.execute(_SESSION_DOCUMENTS, {"s": session_id}).fetchall()
         return [json.loads(r[0]) for r in rows]
 
     def finish(self, session_id: str, state: str, results: list[dict], now: float | None = None) -> bool:
@@ -341,13 +415,15 @@ class Store:
     # --- reading --------------------------------------------------------------------------------------
 
     def counts(self) -> dict[str, int]:
-        """Sessions per state (every state present, 0 when none) and the number of stored spans."""
+        """Sessions per state (every state present, 0 when none) and the numbers of stored spans and records."""
         with self.lock:
             rows = self.db.execute("SELECT state, COUNT(*) FROM sessions GROUP BY state").fetchall()
             spans = self.db.execute("SELECT COUNT(*) FROM spans").fetchone()[0]
+            records = self.db.execute("SELECT COUNT(*) FROM records").fetchone()[0] if self.has_records else 0
         out = dict.fromkeys(STATES, 0)
         out.update(dict(rows))
         out["spans"] = spans
+        out["records"] = records
         return out
 
     def pass_rates(self, since: float) -> dict[str, tuple[int, int]]:

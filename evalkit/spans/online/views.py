@@ -55,7 +55,8 @@ def online_frame(store: str | os.PathLike) -> pd.DataFrame:
 
 
 def status(store: str | os.PathLike, now: float | None = None) -> dict:
-    """Sessions per state, stored spans, and per-evaluator ``(passed, total)`` over the last hour and day."""
+    """Sessions per state, stored spans and event records, and per-evaluator ``(passed, total)`` over the last
+    hour and day."""
     try:
         db = Store(store, readonly=True)
     except FileNotFoundError:

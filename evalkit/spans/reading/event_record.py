@@ -18,8 +18,8 @@ The canonical record (``flat_record``), whatever form it came in (CloudWatch log
 * ``attributes`` a plain object (OTLP key/value lists turned into one), ``body`` a plain JSON value (an OTLP
   ``AnyValue`` unwrapped), ``resource.attributes`` plain too;
 * ``eventName`` kept when the record has one (OTLP 1.5+; older emitters put it in the ``event.name``
-  attribute, which ``record_name`` also reads); other fields (``severityNumber``, ``flags``, ``scope``) kept
-  as they are.
+  attribute, which ``record_name`` also reads); ``severityNumber`` an int (protobuf's enum names, such as
+  ``SEVERITY_NUMBER_INFO``, turned into their numbers); other fields (``flags``, ``scope``) kept as they are.
 
 A span document always has ``startTimeUnixNano`` and a record never does: ``is_record`` tells them apart
 anywhere a mixed list is handled. ``record_key`` identifies a record for de-duplication (a record has no id
@@ -46,6 +46,12 @@ from evalkit.spans.reading.span_document import (
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
 #: Keys whose presence (without ``startTimeUnixNano`` or ``name``) marks a JSON object as a log record.
 RECORD_KEYS = ("body", "observedTimeUnixNano", "severityNumber", "severityText", "eventName")
+#: OTLP's ``SeverityNumber`` enum by name (``SEVERITY_NUMBER_TRACE`` = 1 ... ``SEVERITY_NUMBER_FATAL4`` = 24).
+SEVERITY_NUMBERS = {"SEVERITY_NUMBER_UNSPECIFIED": 0} | {
+    f"SEVERITY_NUMBER_{level}{step if step > 1 else ''}": 4 * i + step
+    for i, level in enumerate(("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"))
+    for step in range(1, 5)
+}
 
 
 def is_record(doc: dict) -> bool:
@@ -71,8 +77,15 @@ def record_name(doc: dict) -> str | None:
 
 def record_key(doc: dict) -> tuple[str, str, str]:
     """``(traceId, spanId, digest)``: equal for the same record sent twice, different for two records."""
-    digest = hashlib.sha256(_dumps(doc).encode("utf-8")).hexdigest()[:32]
-    return doc.get("traceId") or "", doc.get("spanId") or "", digest
+    return keyed_text(doc)[0]
+
+
+def keyed_text(doc: dict) -> tuple[tuple[str, str, str], str]:
+    """``(record_key(doc), its canonical JSON text)``: the text (sorted keys, compact) the digest is taken
+    of, for a caller that stores the record as JSON too (one serialisation instead of two)."""
+    text = _dumps(doc)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+    return (doc.get("traceId") or "", doc.get("spanId") or "", digest), text
 
 
 def flat_record(item: dict) -> dict:
@@ -92,6 +105,9 @@ def flat_record(item: dict) -> dict:
         doc["observedTimeUnixNano"] = nanoseconds(observed, "observedTimeUnixNano")
     if time is not None:
         doc["timeUnixNano"] = nanoseconds(time, "timeUnixNano")
+    severity = doc.get("severityNumber")
+    if isinstance(severity, str) and severity in SEVERITY_NUMBERS:
+        doc["severityNumber"] = SEVERITY_NUMBERS[severity]
     if not doc.get("timeUnixNano"):
         if not doc.get("observedTimeUnixNano"):
             raise BadSpan("'timeUnixNano' is missing (and no 'observedTimeUnixNano')")

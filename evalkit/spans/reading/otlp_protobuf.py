@@ -1,10 +1,12 @@
 """OTLP protobuf messages as OTLP JSON dicts, several times faster than ``MessageToDict``.
 
-The receiver turns a protobuf ``ExportTraceServiceRequest`` into the dict of the OTLP JSON encoding, so
-``otlp_json`` reads protobuf and JSON requests with one code path. That dict is what
+The receiver turns a protobuf ``ExportTraceServiceRequest`` (and ``ExportLogsServiceRequest``: log records'
+``body`` is an ``AnyValue``, their ``eventName`` a string, ``observedTimeUnixNano`` a fixed64, their
+``severityNumber`` an enum, given by name as ``MessageToDict`` does) into the dict of the OTLP JSON encoding,
+so ``otlp_json`` and ``event_record`` read protobuf and JSON requests with one code path. That dict is what
 ``google.protobuf.json_format.MessageToDict(message)`` gives (camelCase names, 64-bit integers as strings,
 other bytes in base64, enums by name, fields that are not set left out) with one difference, the one OTLP
-itself makes: trace and span ids are lower-case hex, not base64 (``otlp_json`` reads both, and hex is its
+itself makes: trace and span ids (of spans, links and log records) are lower-case hex, not base64 (``otlp_json`` reads both, and hex is its
 fast path).
 
 Why not ``MessageToDict``: it is general (maps, ``Any``, well-known types, options) and spends most of an OTLP
@@ -47,6 +49,8 @@ _IDS = {
     "opentelemetry.proto.trace.v1.Span.parent_span_id",
     "opentelemetry.proto.trace.v1.Span.Link.trace_id",
     "opentelemetry.proto.trace.v1.Span.Link.span_id",
+    "opentelemetry.proto.logs.v1.LogRecord.trace_id",
+    "opentelemetry.proto.logs.v1.LogRecord.span_id",
 }
 _KEY_VALUE = "opentelemetry.proto.common.v1.KeyValue"
 _ANY_VALUE = "opentelemetry.proto.common.v1.AnyValue"
@@ -127,13 +131,26 @@ def _double(value: float) -> float | str:
     return value
 
 
+def _array(value: Any) -> dict:
+    """An ``ArrayValue``: ``{"values": [...]}``, or ``{}`` when it holds none (its one field unset)."""
+    return {"values": [_any_value(v) for v in value.values]} if value.values else {}
+
+
+def _kvlist(value: Any) -> dict:
+    """A ``KeyValueList`` (a log record's structured body, a map attribute): ``{"values": [...]}`` or ``{}``."""
+    return {"values": [_key_value(v) for v in value.values]} if value.values else {}
+
+
 _fields: dict[FieldDescriptor, tuple[str, bool, Any]] = {}
 _ANY_MEMBERS = {
     "string_value": ("stringValue", _same),
     "bool_value": ("boolValue", _same),
     "int_value": ("intValue", str),
     "double_value": ("doubleValue", _double),
-    "array_value": ("arrayValue", message_dict),
-    "kvlist_value": ("kvlistValue", message_dict),
+    "array_value": (
+        "arrayValue",
+        _array,
+    ),  # the two nested values, read directly: a record body is made of them
+    "kvlist_value": ("kvlistValue", _kvlist),
     "bytes_value": ("bytesValue", _base64),
 }

@@ -197,13 +197,27 @@ def any_value(value: Any, field: str) -> Any:
     if "boolValue" in value:
         return bool(value["boolValue"])
     if "arrayValue" in value:
-        values = (value["arrayValue"] or {}).get("values", [])
-        return [any_value(v, f"{field}.arrayValue.values[{i}]") for i, v in enumerate(as_list(values, field))]
+        values = _values(value["arrayValue"], f"{field}.arrayValue")
+        return [any_value(v, f"{field}.arrayValue.values[{i}]") for i, v in enumerate(values)]
     if "kvlistValue" in value:
-        return otlp_attributes((value["kvlistValue"] or {}).get("values", []), f"{field}.kvlistValue.values")
+        return otlp_attributes(
+            _values(value["kvlistValue"], f"{field}.kvlistValue"), f"{field}.kvlistValue.values"
+        )
     if "bytesValue" in value:
         return value["bytesValue"]
     return None
+
+
+def _values(holder: Any, field: str) -> list:
+    """The ``values`` of an ``ArrayValue`` / ``KeyValueList``; a bare list is taken as the values (the form
+    opentelemetry-proto's own ``examples/events.json`` writes)."""
+    if holder is None:
+        return []
+    if isinstance(holder, list):
+        return holder
+    if not isinstance(holder, dict):
+        raise BadSpan(f"'{field}' must be an object with 'values', found {type_name(holder)}")
+    return as_list(holder.get("values", []), f"{field}.values")
 
 
 def type_name(value: Any) -> str:

@@ -4,11 +4,20 @@ per-session table.
 ``signal`` says which a row is: ``span``, or ``record`` for an event record (an OTel log record carrying the
 payload of its span, ``event_record``); a record's ``span_id`` is the span it belongs to, its ``name`` the
 event name (or empty), its start and end its time, and its tool columns empty. A record's session is its own
-``session.id``, else its span's, else its trace's.
+session attribute, else its span's, else its trace's.
 
 The derived columns (``session_id``, ``is_tool``, ``tool_name``, ``tool_output``, ``response_text``) follow the
 attribute lists of the AgentCore reference evaluators, so a local evaluator and a notebook see the spans the
-same way. A span without ``session.id`` (on itself or its resource) belongs to the session of its trace.
+same way. Session ids follow ``session_ids`` (``session.id``, ``gen_ai.conversation.id`` and the other session
+attributes, else the trace's session, else the trace is its own session).
+
+``response_text`` is what the agent or model answered, never what the user said: a span's first response
+attribute (``RESPONSE_KEYS``), else the assistant text of its ``gen_ai.output.messages``, else the text of its
+``gen_ai.choice`` events and the answers of its ``gen_ai.client.inference.operation.details`` events, one per
+line. An event record's is the answer it carries (``record_content``: AgentCore's ``body.output.messages``, an
+operation-details record's ``gen_ai.output.messages``, a ``gen_ai.choice`` record), except on a tool span's
+record (a tool's result is not an answer; a tool span's columns are its own). ``gen_ai.user.message`` events
+and records, and every input message, are never response text.
 """
 
 from __future__ import annotations
@@ -17,6 +26,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from evalkit.spans.reading.event_record import is_record, record_name
+from evalkit.spans.reading.message_text import last, messages_of
+from evalkit.spans.reading.record_content import INFERENCE_DETAILS, event_content, record_content
+from evalkit.spans.reading.session_ids import assign_sessions, fallback_notice
+from evalkit.spans.reading.session_ids import session_id_of as session_id_of  # the old home of this name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,13 +70,16 @@ RESPONSE_KEYS = (
     "gen_ai.completion",
     "output.value",
 )
-#: Span events that carry message text, and the event attribute holding it.
-RESPONSE_EVENTS = {"gen_ai.choice": "message", "gen_ai.user.message": "content"}
+#: Span events that carry the answer's text, and the event attribute holding it (``gen_ai.user.message`` is
+#: the user's prompt, never a response).
+RESPONSE_EVENTS = {"gen_ai.choice": "message"}
 TOOL_PREFIX = "execute_tool "
 
 
-def build_frame(docs: list[dict], problems: list, source: str) -> pd.DataFrame:
-    """The span frame, built column by column from the canonical documents."""
+def build_frame(
+    docs: list[dict], problems: list, source: str, session_attribute: str | None = None
+) -> pd.DataFrame:
+    """The span frame, built column by column from the canonical documents (sessions: ``session_ids``)."""
     import pandas as pd
 
     starts = [d["startTimeUnixNano"] if "startTimeUnixNano" in d else d["timeUnixNano"] for d in docs]
@@ -72,33 +88,26 @@ def build_frame(docs: list[dict], problems: list, source: str) -> pd.DataFrame:
     starts = [starts[i] for i in order]
     records = [is_record(d) for d in docs]
     attrs = [d["attributes"] for d in docs]
-    resources = [(d.get("resource") or {}).get("attributes") or {} for d in docs]
     names = [(record_name(d) or "") if r else d["name"] for d, r in zip(docs, records)]
     trace_ids = [d.get("traceId") for d in docs]
     span_ids = [d.get("spanId") for d in docs]
 
-    session_ids = [session_id_of(a, r) for a, r in zip(attrs, resources)]
-    # A span without session.id belongs to the session of its trace (instrumentations often set it on the
-    # root span only); a record without one to its span's session, else its trace's.
-    by_trace: dict[str, str] = {}
-    by_span: dict[tuple, str] = {}
-    for trace, span, session, record in zip(trace_ids, span_ids, session_ids, records):
-        if session is not None and trace is not None:
-            by_trace.setdefault(trace, session)
-            if not record:
-                by_span.setdefault((trace, span), session)
-    session_ids = [
-        s if s is not None else by_span.get((t, sp)) or by_trace.get(t)
-        for s, t, sp in zip(session_ids, trace_ids, span_ids)
-    ]
+    session_ids, own_traces = assign_sessions(docs, session_attribute)
+    if own_traces:
+        problems.append(fallback_notice(source, own_traces, session_attribute))
     orphans = sum(s is None for s in session_ids)
     if orphans:
         problems.append(
-            f"{source}: {orphans} span(s) carry no 'session.id' attribute (on the span, its resource or its "
-            "trace); they are loaded but belong to no session and cannot be evaluated"
+            f"{source}: {orphans} event record(s) carry no trace id and no session attribute; they are "
+            "loaded but belong to no session and cannot be evaluated"
         )
 
     is_tool = [not r and _is_tool(n, a) for n, a, r in zip(names, attrs, records)]
+    tool_spans = {(t, sp) for t, sp, tool in zip(trace_ids, span_ids, is_tool) if tool}
+    responses = [
+        (None if (t, sp) in tool_spans else record_content(d).answer) if r else _response_text(d, a)
+        for d, a, r, t, sp in zip(docs, attrs, records, trace_ids, span_ids)
+    ]
     frame = pd.DataFrame(
         {
             "session_id": pd.Series(session_ids, dtype=object),
@@ -122,23 +131,12 @@ def build_frame(docs: list[dict], problems: list, source: str) -> pd.DataFrame:
                 [_first_text(a, TOOL_OUTPUT_KEYS) if t else None for a, t in zip(attrs, is_tool)],
                 dtype=object,
             ),
-            "response_text": pd.Series(
-                [None if r else _response_text(d, a) for d, a, r in zip(docs, attrs, records)], dtype=object
-            ),
+            "response_text": pd.Series(responses, dtype=object),
             "document": pd.Series(docs, dtype=object),
         },
         columns=list(COLUMNS),
     )
     return frame
-
-
-def session_id_of(attrs: dict, resource: dict) -> str | None:
-    value = attrs.get("session.id")
-    if value is None or value == "":
-        value = resource.get("session.id")
-    if value is None or value == "":
-        return None
-    return value if isinstance(value, str) else str(value)
 
 
 def is_tool_span(name: str, attrs: dict) -> bool:
@@ -168,17 +166,24 @@ def _tool_name(name: str, attrs: dict) -> str:
 
 
 def _response_text(doc: dict, attrs: dict) -> str | None:
-    """The first response attribute; failing that, the text of the span's message events, one per line."""
+    """The first response attribute, else the assistant text of ``gen_ai.output.messages``, else the answers of
+    the span's events, one per line (module docstring)."""
     found = _first_text(attrs, RESPONSE_KEYS)
+    if found is None and attrs.get("gen_ai.output.messages") is not None:
+        found = last(messages_of(attrs["gen_ai.output.messages"]), "assistant")
     if found is not None or "events" not in doc:
         return found
     texts = []
     for event in doc["events"]:
-        key = RESPONSE_EVENTS.get(event.get("name"))
-        if key is not None:
-            text = _text((event.get("attributes") or {}).get(key))
-            if text is not None:
-                texts.append(text)
+        name, event_attrs = event.get("name"), event.get("attributes") or {}
+        if name == INFERENCE_DETAILS:
+            text = event_content(name, event_attrs).answer
+        elif name in RESPONSE_EVENTS:
+            text = _text(event_attrs.get(RESPONSE_EVENTS[name]))
+        else:
+            continue
+        if text is not None:
+            texts.append(text)
     return "\n".join(texts) if texts else None
 
 
