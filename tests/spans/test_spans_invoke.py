@@ -209,3 +209,12 @@ def test_help_says_the_exit_codes(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "exit codes: 0 the handler returned a valid AgentCore evaluator response" in text
     assert "1 it did not: the response breaks the contract (InvalidEvaluatorResponse" in text
+
+
+def test_spans_eval_reads_the_sdk_evaluators_answers_from_event_records(tmp_path):
+    split = REPO / "data" / "agentcore_split_spans.jsonl"  # AgentCore's split form: spans + event records
+    spans_only = [d for d in map(json.loads, split.read_text().splitlines()) if "body" not in d]
+    assert not any("output" in json.dumps(d.get("attributes")) for d in spans_only)  # answers: records only
+    results = spans.evaluate_spans(split, ["final_answer"], custom_dir=SDK_EVALUATORS)
+    assert [r["label"] for r in results] == ["ANSWERED"] * 4
+    assert results[0]["explanation"].startswith("Apple (AAPL) is trading at $189.10")
