@@ -32,7 +32,6 @@ def register(commands) -> None:
         "context with the time limit, the return value through JSON. Prints the response JSON on stdout "
         "(the local twin of 'aws lambda invoke') and says on stderr whether it is a valid evaluator response.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     invoke.add_argument(
         "name", metavar="NAME", help="span evaluator: custom-evaluators/NAME/ (NAME.py or lambda_function.py)"
