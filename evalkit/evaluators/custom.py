@@ -336,18 +336,19 @@ def load_custom(name: str, folder: Path, where: str = "", import_timeout: float 
     if not home.is_dir():
         raise EvaluatorConfigError(_unknown_message(name, folder, where))
     module_path = home / f"{name}.py"
+    sample = (home / "lambda_function.py").is_file()  # AWS's sample layout: a Lambda (span) evaluator
     if not module_path.is_file() and (home / f"{name}.json").is_file():
         # An LLM-as-judge span evaluator (AgentCore's CreateEvaluator configuration as a file).
         from evalkit.spans.llm_judges.custom_llm_judges import load_llm_judge
 
         log.debug("custom evaluator %r: %s (LLM-as-judge span evaluator)", name, home / f"{name}.json")
         return SpanDocumentEvaluator(load_llm_judge(name, home / f"{name}.json"))
-    if not module_path.is_file():
+    if not module_path.is_file() and not sample:
         raise EvaluatorConfigError(
             f"Custom evaluator '{name}' is missing required file '{name}.py' (looked for {module_path}). "
             f"Every evaluator folder must contain {name}.py; a {name}.prompty is needed only for LLM judges."
         )
-    if _defines_lambda_handler(module_path):
+    if not module_path.is_file() or _defines_lambda_handler(module_path):
         # Lazy: the span runtime costs ~0.1 s of imports (HTTP, ssl), paid only when a span evaluator is named.
         from evalkit.spans import load_span_evaluator
 

@@ -1,7 +1,9 @@
 """Span evaluators named in an eval document's evaluator map.
 
-A custom evaluator folder whose module defines ``lambda_handler(event, context)`` is an AgentCore-style span
-evaluator. Named in a document, it runs on the spans the agent emitted while answering each row (captured by
+A custom evaluator folder whose module defines ``lambda_handler(event, context)``, or that holds AWS's
+sample layout ``lambda_function.py`` (``lambda_handler`` or ``handler``), is an AgentCore-style span
+evaluator; an evaluator's ``handler`` option (``"module.function"``, Lambda's handler setting) names another
+handler in its folder. Named in a document, it runs on the spans the agent emitted while answering each row (captured by
 ``evalkit run --agent``): one call per session, trace or tool-call span of that row, as its level says. The row's
 score is the lowest ``value`` of those calls, and it passes when that meets the threshold (default 1.0) and,
 for an evaluator that declares its passing labels (``PASSING_LABELS``), every call's label is one of them
@@ -46,6 +48,7 @@ class SpanDocumentEvaluator:
         self.sample = 0
         self.on_row_done = None
         self.tokens = {"prompt": 0, "completion": 0}
+        self._handlers: dict = {}
 
     def model_parameters(self) -> dict:
         return dict(getattr(self.evaluator, "parameters", {}))
@@ -56,6 +59,18 @@ class SpanDocumentEvaluator:
         from evalkit.spans.llm_judges.judge_runner import SpanJudges
 
         return SpanJudges(self.model_config, pool=self.pool)
+
+    def _configured(self, handler):
+        """The evaluator with the Lambda handler an evaluator's ``handler`` option names (``module.function``),
+        loaded once per handler; without one, the evaluator as loaded."""
+        if not handler or getattr(self.evaluator, "path", None) is None:
+            return self.evaluator
+        if handler not in self._handlers:
+            from evalkit.spans import load_span_evaluator
+
+            folder = self.evaluator.path.parent
+            self._handlers[handler] = load_span_evaluator(self.evaluator.name, folder.parent, handler=handler)
+        return self._handlers[handler]
 
     def score(self, rows, configs: list[dict]):
         from evalkit.spans import evaluate_spans
@@ -73,9 +88,11 @@ class SpanDocumentEvaluator:
                 if not spans:
                     errors[i], codes[i] = NO_SPANS, "evaluatorConfigurationError"
                     continue
-                level = (config.get("options") or {}).get("level")
+                options = config.get("options") or {}
+                level = options.get("level")
                 try:
-                    evaluator = self.evaluator.with_level(level) if level else self.evaluator
+                    evaluator = self._configured(options.get("handler"))
+                    evaluator = evaluator.with_level(level) if level else evaluator
                     results = evaluate_spans(from_documents(spans), [evaluator], judges=judges)
                 except Exception as exc:  # noqa: BLE001 - a bad level or broken spans: this row's error
                     errors[i], codes[i] = f"{type(exc).__name__}: {exc}", "evaluatorError"

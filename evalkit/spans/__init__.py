@@ -16,11 +16,13 @@ Subpackages, as the data flows (each ``__init__`` says what it holds and what it
   ``span_document`` (the canonical span document), ``otlp_json`` / ``otlp_protobuf``, ``span_frame`` (the
   frame, its derived columns, ``sessions``), ``message_forms`` (prompts, answers, tool calls in every form,
   from a span, then its event records: ``record_content``; ``message_text`` the shared message reading).
-- ``lambdas``: code-based evaluators as Lambda runs them. ``span_evaluator`` (``load_span_evaluator``,
-  levels), ``payload`` (the AgentCore event, 6 MB truncation), ``invocation`` (the call, its deadline, the
-  response contract), ``evaluator_workers`` (a worker process per evaluator: a hang is killed, a crash costs
-  one result), ``results`` (result entries, ``results_frame``, ``passing``), ``passing_rule`` (which labels
-  pass: ``PASSING_LABELS``, an LLM judge's top label, else value >= 1.0), ``packaging`` (the zip).
+- ``lambdas``: code-based evaluators as Lambda runs them. ``handler_location`` (which file and function),
+  ``span_evaluator`` (``load_span_evaluator``, levels), ``payload`` (the AgentCore event, 6 MB truncation),
+  ``invocation`` (the call, its deadline, the response contract), ``event_replay`` (a recorded event, as
+  ``spans invoke`` runs it), ``evaluator_workers`` (a worker process per evaluator: a hang is killed, a crash
+  costs one result), ``results`` (result entries, ``results_frame``, ``passing``), ``passing_rule`` (which
+  labels pass: ``PASSING_LABELS``, an LLM judge's top label, else value >= 1.0), ``packaging`` (the zip),
+  ``requirements_bundle`` (its pinned third-party packages, from pip).
 - ``llm_judges``: AgentCore's ``Builtin.<Name>`` and custom ``<name>.json`` judges. ``builtin_judges``,
   ``judge_config`` (CreateEvaluator's shapes), ``llm_evaluator``, ``custom_llm_judges``, ``conversation``
   (turns and placeholders), ``ground_truth`` (reference inputs), ``trajectory_match``

@@ -1,7 +1,8 @@
 """Run AgentCore-style code-based evaluators (AWS Lambda handlers) locally over a span frame.
 
-A span evaluator is a folder ``custom-evaluators/<name>/<name>.py`` defining ``lambda_handler(event,
-context)``: the same file deploys to AWS Lambda unchanged, because evalkit imports nothing into it and calls
+A span evaluator is a folder ``custom-evaluators/<name>/`` whose ``<name>.py`` or ``lambda_function.py``
+defines ``lambda_handler(event, context)`` or ``handler`` (or the ``module.function`` configured, as on
+Lambda): the same file deploys to AWS Lambda unchanged, because evalkit imports nothing into it and calls
 it exactly as Amazon Bedrock AgentCore Evaluations does. That is the point: a check developed and gated in CI
 with evalkit is the check that later scores production traffic, with no adapter to drift.
 
@@ -265,7 +266,8 @@ def _evaluate_one(
     except TimedOut:
         fields = {
             "errorCode": TIMEOUT,
-            "errorMessage": f"lambda_handler did not return within {timeout:g} s (the Lambda time limit)"
+            "errorMessage": f"{getattr(evaluator, 'function', 'lambda_handler')} did not return within "
+            f"{timeout:g} s (the Lambda time limit)"
             + ("; its worker process was killed" if isolated else ""),
         }
     log.debug("%s %s/%s: %.4f s", evaluator.name, trace_id, span_id, time.perf_counter() - started)
@@ -274,7 +276,8 @@ def _evaluate_one(
 
 
 def _in_thread(evaluator: SpanEvaluator):
-    return lambda event, context: call_fields(evaluator.handler, event, context, evaluator.path)
+    function = getattr(evaluator, "function", "lambda_handler")
+    return lambda event, context: call_fields(evaluator.handler, event, context, evaluator.path, function)
 
 
 def _target(session_id: str, trace_id: str | None, span_id: str | None) -> str:

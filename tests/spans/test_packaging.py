@@ -205,17 +205,14 @@ def test_optional_imports_are_reported_not_bundled(custom):
 def test_unknown_evaluator_lists_the_available_ones(custom, name):
     with pytest.raises(EvalkitError) as caught:
         plan_package(name, custom)
-    assert str(caught.value) == (
-        f"span evaluator '{name}' not found: no {custom / name / f'{name}.py'} (available: alpha, beta)"
-    )
+    assert str(caught.value) == f"span evaluator '{name}' not found in {custom} (available: alpha, beta)"
 
 
 def test_unknown_evaluator_in_a_folder_without_any(tmp_path):
     with pytest.raises(EvalkitError) as caught:
         plan_package("alpha", tmp_path)
     assert str(caught.value) == (
-        f"span evaluator 'alpha' not found: no {tmp_path / 'alpha' / 'alpha.py'} "
-        "(there are no span evaluators there)"
+        f"span evaluator 'alpha' not found in {tmp_path} (there are no span evaluators there)"
     )
 
 
@@ -223,8 +220,11 @@ def test_evaluator_without_lambda_handler(custom):
     with pytest.raises(EvalkitError) as caught:
         plan_package("code_only", custom)
     assert str(caught.value) == (
-        f"span evaluator 'code_only': {custom / 'code_only' / 'code_only.py'} defines no "
-        "lambda_handler(event, context), so there is no Lambda handler to package"
+        f"cannot package: span evaluator 'code_only': {custom / 'code_only' / 'code_only.py'} defines no "
+        "lambda_handler(event, context) or handler(event, context); define it, or name the handler as "
+        "Lambda's handler setting does, 'module.function': handler='lambda_function.handler' in Python, "
+        '{"handler": ...} in a document\'s evaluator options, --evaluator NAME@module.function or '
+        "--handler module.function on the command line"
     )
 
 
@@ -235,7 +235,8 @@ def test_third_party_import_names_the_module(custom):
     assert str(caught.value) == (
         f"cannot package 'beta': {custom / 'beta' / 'beta.py'} (line 2) imports 'requests', which is neither "
         f"the standard library nor a shared module in {custom / '_shared'}, so the zip would not run on "
-        f"Lambda. Put the module in {custom / 'beta'}, or import an optional dependency inside try/except "
+        "Lambda. List its distribution, pinned, in a requirements file (--requirements requirements.txt), "
+        f"put the module in {custom / 'beta'}, or import an optional dependency inside try/except "
         "ImportError."
     )
 
@@ -374,7 +375,7 @@ def test_cli_errors_exit_2_without_a_traceback(tmp_path):
     )
     assert done.returncode == 2
     assert done.stderr == (
-        f"Error: span evaluator 'nope' not found: no {CUSTOM / 'nope' / 'nope.py'} "
+        f"Error: span evaluator 'nope' not found in {CUSTOM} "
         "(available: pii_leak, stock_price_drift, tool_response_schema, workflow_contract)\n"
     )
     assert not (tmp_path / "x.zip").exists()

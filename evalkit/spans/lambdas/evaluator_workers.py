@@ -48,7 +48,7 @@ _REPLY = struct.Struct("<I")  # answer length
 # evalkit's folder goes last on the path: importable as in this process, shadowing nothing installed
 _BOOT = (
     "import sys; sys.path.append(sys.argv[3]); "
-    "from evalkit.spans.lambdas.evaluator_workers import serve; serve(sys.argv[1], sys.argv[2])"
+    "from evalkit.spans.lambdas.evaluator_workers import serve; serve(sys.argv[1], sys.argv[2], sys.argv[4])"
 )
 
 
@@ -66,7 +66,7 @@ class EvaluatorWorkers:
 
     def __init__(self, max_workers: int = MAX_WORKERS):
         self.max_workers = max_workers
-        self._workers: OrderedDict[tuple[str, str], _Worker] = OrderedDict()
+        self._workers: OrderedDict[tuple[str, str, str], _Worker] = OrderedDict()
 
     def start(self, evaluators) -> None:
         """Start the workers of ``evaluators`` now, side by side, rather than one at each first call."""
@@ -109,18 +109,18 @@ class EvaluatorWorkers:
         self.close()
 
     def _worker(self, evaluator) -> _Worker:
-        key = (evaluator.name, str(evaluator.path))
+        key = _key(evaluator)
         worker = self._workers.get(key)
         if worker is None:
             while len(self._workers) >= self.max_workers:
                 _, oldest = self._workers.popitem(last=False)
                 oldest.close()
-            worker = self._workers[key] = _Worker(evaluator.name, evaluator.path)
+            worker = self._workers[key] = _Worker(evaluator.name, evaluator.path, _function(evaluator))
         self._workers.move_to_end(key)
         return worker
 
     def _drop(self, evaluator, *, kill: bool) -> None:
-        worker = self._workers.pop((evaluator.name, str(evaluator.path)), None)
+        worker = self._workers.pop(_key(evaluator), None)
         if worker is not None:
             worker.close(kill=kill)
 
@@ -133,13 +133,22 @@ class EvaluatorWorkers:
         }
 
 
+def _function(evaluator) -> str:
+    """The handler's function name, which the worker looks up in the module it imports."""
+    return getattr(evaluator, "function", "lambda_handler")
+
+
+def _key(evaluator) -> tuple[str, str, str]:
+    return (evaluator.name, str(evaluator.path), _function(evaluator))
+
+
 class _Worker:
     """One worker process and the parent's end of its pipes."""
 
-    def __init__(self, name: str, path: Path):
+    def __init__(self, name: str, path: Path, function: str):
         home = str(Path(__file__).resolve().parents[2])
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, name, str(path), home],
+            [sys.executable, "-c", _BOOT, name, str(path), home, function],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
@@ -240,8 +249,9 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
 # --- the worker side -------------------------------------------------------------------------------------
 
 
-def serve(name: str, path: str) -> None:
-    """The worker process: import evaluator ``name`` from ``path`` and answer calls until the pipe closes."""
+def serve(name: str, path: str, function: str = "lambda_handler") -> None:
+    """The worker process: import evaluator ``name`` from ``path`` and answer calls of its ``function``
+    until the pipe closes."""
     from evalkit.documents.folder_swap import die_with_parent
     from evalkit.spans.lambdas.invocation import LambdaContext, call_fields
     from evalkit.spans.lambdas.span_evaluator import import_evaluator
@@ -253,7 +263,7 @@ def serve(name: str, path: str) -> None:
     die_with_parent(os.getppid())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it kills its workers
     source = Path(path)
-    handler = import_evaluator(name, source).lambda_handler
+    handler = getattr(import_evaluator(name, source), function)
     _write_all(answers, _REPLY.pack(0))  # ready
     while True:
         header = _read_exactly(requests, _REQUEST.size)
@@ -264,7 +274,7 @@ def serve(name: str, path: str) -> None:
         if payload is None:
             return
         event = json.loads(payload)
-        fields = call_fields(handler, event, LambdaContext(name, timeout), source)
+        fields = call_fields(handler, event, LambdaContext(name, timeout), source, function)
         # raw characters, lone surrogates included: the parent reads exactly the strings the handler returned
         answer = json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode(
             "utf-8", "surrogatepass"

@@ -3,7 +3,7 @@
 Each call gets a Lambda-like context object and runs on a worker thread; the caller stops waiting after the
 timeout (300 s, the Lambda limit, by default). What the handler returns is checked against AgentCore's
 response contract (``label`` with optional ``value`` and ``explanation``, or ``errorCode`` and
-``errorMessage``) by ``read_response``, after a round trip through JSON as the Lambda runtime makes it.
+``errorMessage``; null keys count as absent, as AWS's SDK returns them) by ``read_response``, after a round trip through JSON as the Lambda runtime makes it.
 """
 
 from __future__ import annotations
@@ -31,39 +31,52 @@ class InvalidResponse(ValueError):
     """The handler's return value breaks the AgentCore response contract."""
 
 
-def read_response(out: Any) -> dict:
+def read_response(out: Any, handler: str = "lambda_handler") -> dict:
     """Check a handler's return value against the response contract; return the result fields it sets.
 
-    Success: ``label`` (non-empty string), optional ``value`` (a finite number, as a float) and optional
-    ``explanation`` (a string, cut to 2048 characters). Error: ``errorCode`` and ``errorMessage``, both
-    strings.
+    Success: ``label`` (non-empty string), optional ``value`` (a finite number from 0.0 to 1.0, as a float)
+    and optional ``explanation`` (a string, cut to 2048 characters). Error: a non-empty string ``errorCode``,
+    with ``errorMessage`` (a string, or null: AWS's SDK allows an error without a message; evalkit then
+    writes one saying so). Keys set to null count as absent: AWS's SDK
+    (``bedrock_agentcore.evaluation.custom_code_based_evaluators``) returns ``EvaluatorOutput.model_dump()``,
+    every key present, ``"errorCode": null`` on a success; an empty ``errorCode`` is no error either, as the
+    SDK's own validator reads it. What comes back holds only the keys of one kind, so ``"errorCode" in
+    entry`` is the test for an error everywhere downstream.
+
     The value is first passed through JSON, as the Lambda runtime does, so what is checked is what the service
-    would receive.
+    would receive. ``handler`` names the function in messages.
     """
     if not isinstance(out, dict):
         raise InvalidResponse(
-            f"lambda_handler returned {_kind(out)}, not an object with 'label' "
-            "(or 'errorCode' and 'errorMessage')"
+            f"{handler} returned {_kind(out)}, not an object with 'label' (or 'errorCode' and 'errorMessage')"
         )
     try:
         out = json.loads(_dumps(out))
     except (TypeError, ValueError) as exc:
         raise InvalidResponse(f"the response is not JSON-serialisable ({exc})") from None
-    if "errorCode" in out or "errorMessage" in out:
-        code, message = out.get("errorCode"), out.get("errorMessage")
-        for key, value in (("errorCode", code), ("errorMessage", message)):
-            if value is None:
-                raise InvalidResponse(
-                    f"the error response has no '{key}' (an error needs errorCode and errorMessage)"
-                )
-            if not isinstance(value, str):
-                raise InvalidResponse(f"'{key}' must be a string, found {_kind(value)}")
-        return {"errorCode": code, "errorMessage": message}
+    code = out.get("errorCode")
+    if code is not None and code != "":
+        return _error_fields(code, out.get("errorMessage"))
+    return _success_fields(out)
+
+
+def _error_fields(code: Any, message: Any) -> dict:
+    if not isinstance(code, str):
+        raise InvalidResponse(f"'errorCode' must be a string, found {_kind(code)}")
+    if message is None:
+        message = f"the evaluator returned errorCode {code!r} without an errorMessage"
+    elif not isinstance(message, str):
+        raise InvalidResponse(f"'errorMessage' must be a string or null, found {_kind(message)}")
+    return {"errorCode": code, "errorMessage": message}
+
+
+def _success_fields(out: dict) -> dict:
     label = out.get("label")
     if label is None:
+        stray = " ('errorMessage' is set but 'errorCode' is not)" if out.get("errorMessage") else ""
         raise InvalidResponse(
-            "the response has no 'label' (required on success; an error response needs errorCode and "
-            "errorMessage)"
+            f"the response has no 'label' (required on success; an error response needs a non-null "
+            f"errorCode){stray}"
         )
     if not isinstance(label, str) or not label:
         raise InvalidResponse(f"'label' must be a non-empty string, found {_kind(label)}")
@@ -72,6 +85,11 @@ def read_response(out: Any) -> dict:
     if value is not None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise InvalidResponse(f"'value' must be a number, found {_kind(value)}")
+        if not 0.0 <= value <= 1.0:
+            raise InvalidResponse(
+                f"'value' {value!r} is outside 0.0-1.0 (AgentCore's score is an optional number between "
+                f"0.0 and 1.0; label {label!r})"
+            )
         fields["value"] = float(value)
     explanation = out.get("explanation")
     if explanation is not None:
@@ -167,29 +185,30 @@ class Caller:
             self._worker = None
 
 
-def call_fields(handler, event: dict, context: LambdaContext, path) -> dict:
+def call_fields(handler, event: dict, context: LambdaContext, path, function: str = "lambda_handler") -> dict:
     """Call ``handler`` here and now; the result fields of what it did (a response, or an error entry).
 
     Shared by the in-thread caller and the worker processes, so a result reads the same wherever it ran.
+    ``function`` is the handler's name, for messages.
     """
     try:
         out = handler(event, context)
     except BaseException as exc:  # noqa: BLE001 - user code: any failure is an error result
-        return exception_fields(exc, path)
-    return response_fields(out)
+        return exception_fields(exc, path, function)
+    return response_fields(out, function)
 
 
-def exception_fields(exc: BaseException, path) -> dict:
+def exception_fields(exc: BaseException, path, function: str = "lambda_handler") -> dict:
     """The error entry of a handler that raised ``exc`` (with the line in the evaluator's file)."""
     return {
         "errorCode": EXCEPTION,
-        "errorMessage": f"lambda_handler raised {type(exc).__name__}: {exc}{source_line(exc, path)}",
+        "errorMessage": f"{function} raised {type(exc).__name__}: {exc}{source_line(exc, path)}",
     }
 
 
-def response_fields(out: Any) -> dict:
+def response_fields(out: Any, function: str = "lambda_handler") -> dict:
     """``read_response``, with a contract violation as an error entry."""
     try:
-        return read_response(out)
+        return read_response(out, function)
     except InvalidResponse as exc:
         return {"errorCode": INVALID, "errorMessage": str(exc)}

@@ -1,13 +1,17 @@
 """Span evaluators as AWS Lambda deployment zips, and the shared modules they import.
 
 ``evalkit spans package NAME --out NAME.zip`` packs ``<custom_dir>/NAME/`` as the Lambda runtime wants it:
-``NAME.py`` at the zip root (handler ``NAME.lambda_handler``), the folder's other files beside it (data such
-as ``reference_prices.json``), and the shared modules of ``<custom_dir>/_shared/`` it imports (for the
-reference evaluators, ``agentcore_spans.py``), found by reading imports with ``ast`` from ``NAME.py``
-through the local and shared modules it reaches, so only what is used goes in. Any other import must be the
-standard library: a third-party module would be missing on Lambda, so it is an error, unless it sits in
-``try``/``except ImportError`` (an optional dependency, e.g. from a Lambda layer), which is reported. The zip
-is deterministic (sorted entries, fixed times and permissions): the same folder gives the same bytes.
+the handler's file at the zip root (``NAME.py`` or ``lambda_function.py``, ``handler_location``; the
+handler string Lambda needs, e.g. ``NAME.lambda_handler`` or ``lambda_function.handler``, is
+``Package.handler``), the folder's other files beside it (data such as ``reference_prices.json``), and the
+shared modules of ``<custom_dir>/_shared/`` it imports (for the reference evaluators, ``agentcore_spans.py``),
+found by reading imports with ``ast`` from the handler's file through the local and shared modules it
+reaches, so only what is used goes in. Any other import must be the standard library or a third-party
+package bundled from ``--requirements`` (``bundled_requirements``: its installed folder is passed as
+``third_party``, and its files go in at the zip root); anything else would be missing on Lambda, so it is an
+error, unless it sits in ``try``/``except ImportError`` (an optional dependency, e.g. from a Lambda layer),
+which is reported. The zip is deterministic (sorted entries, fixed times and permissions): the same folder
+and the same wheels give the same bytes.
 Folders whose name starts with ``_`` or ``.`` are never evaluators; ``_shared`` holds modules only.
 
 Local runs see the same modules: ``shared_modules_importable`` puts ``<custom_dir>/_shared`` on ``sys.path``
@@ -25,16 +29,18 @@ import ast
 import contextlib
 import io
 import os
+import shutil
 import sys
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalkit.documents.atomic import atomic_write
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, EvaluatorConfigError
+from evalkit.spans.lambdas.handler_location import HandlerLocation, discover, find_handler
+from evalkit.spans.lambdas.requirements_bundle import Bundle, LambdaRuntime, bundled_requirements
 
 SHARED_FOLDER = "_shared"
-HANDLER = "lambda_handler"
 #: The earliest time a zip entry can carry; every entry gets it, so builds do not depend on file times.
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 FILE_MODE = 0o100644
@@ -49,68 +55,112 @@ class Package:
     """What ``build_package`` puts in the zip: ``entries`` maps the name in the zip to the source file."""
 
     name: str
+    location: HandlerLocation | None = None
     entries: dict[str, Path] = field(default_factory=dict)
     shared: list[str] = field(default_factory=list)
     optional: list[str] = field(default_factory=list)
+    #: The top-level modules imported from the bundled third-party packages.
+    third_party: list[str] = field(default_factory=list)
+    #: What ``--requirements`` bundled (the runtime targeted, the distributions installed), if anything.
+    requirements: Bundle | None = None
     size: int = 0
+    #: The bytes of its files once unzipped (Lambda allows 250 MB).
+    unzipped: int = 0
 
     @property
     def handler(self) -> str:
-        return f"{self.name}.{HANDLER}"
+        """Lambda's handler setting for this zip, ``module.function``."""
+        return self.location.handler if self.location else f"{self.name}.lambda_handler"
 
 
 def span_evaluator_names(custom_dir: str | os.PathLike | None = None) -> list[str]:
-    """The evaluators of ``custom_dir`` that can be packaged: ``<name>/<name>.py`` defining lambda_handler."""
+    """The evaluators of ``custom_dir`` that can be packaged: folders whose handler is found without
+    configuration (``<name>.py`` or ``lambda_function.py`` defining ``lambda_handler`` or ``handler``)."""
     root = _root(custom_dir)
     if not root.is_dir():
         return []
-    names = []
-    for folder in sorted(root.iterdir()):
-        path = folder / f"{folder.name}.py"
-        if folder.name[:1] in ("_", ".") or not path.is_file():
-            continue
-        try:
-            tree = ast.parse(path.read_bytes(), filename=str(path))
-        except (SyntaxError, ValueError, OSError):
-            continue
-        if _defines_handler(tree):
-            names.append(folder.name)
-    return names
+    return [
+        folder.name
+        for folder in sorted(root.iterdir())
+        if folder.is_dir() and folder.name[:1] not in ("_", ".") and discover(folder.name, folder) is not None
+    ]
 
 
-def plan_package(name: str, custom_dir: str | os.PathLike | None = None) -> Package:
-    """The files of ``name``'s deployment zip, or an ``EvalkitError`` saying why it cannot be built."""
+def plan_package(
+    name: str,
+    custom_dir: str | os.PathLike | None = None,
+    *,
+    handler: str | None = None,
+    third_party: Path | None = None,
+) -> Package:
+    """The files of ``name``'s deployment zip, or an ``EvalkitError`` saying why it cannot be built.
+
+    ``handler`` is Lambda's handler setting (``module.function``) when it is not found without
+    configuration; ``third_party`` a folder of installed packages (``pip install --target``) to bundle.
+    """
     root = _root(custom_dir)
     folder = root / str(name)
-    path = folder / f"{name}.py"
-    if not isinstance(name, str) or not name.isidentifier() or name[0] == "_" or not path.is_file():
-        available = span_evaluator_names(root)
-        listing = f"available: {', '.join(available)}" if available else "there are no span evaluators there"
-        raise EvalkitError(f"span evaluator '{name}' not found: no {path} ({listing})")
-    if not _defines_handler(_parse(path, name)):
-        raise EvalkitError(
-            f"span evaluator '{name}': {path} defines no {HANDLER}(event, context), so there is no Lambda "
-            "handler to package"
-        )
-    package = Package(name)
+    package = Package(name, locate_handler(name, custom_dir, handler))
     for source in sorted(folder.rglob("*")):
         relative = source.relative_to(folder)
         if source.is_file() and not _skipped(relative):
             package.entries[relative.as_posix()] = source
-    _follow_imports(package, folder, root / SHARED_FOLDER)
+    _follow_imports(package, folder, root / SHARED_FOLDER, third_party)
+    if third_party is not None:
+        _add_third_party(package, third_party)
     return package
 
 
-def _follow_imports(package: Package, folder: Path, shared: Path) -> None:
-    """Add the shared modules reached from ``NAME.py`` through local and shared modules to ``package``.
+def locate_handler(
+    name: str, custom_dir: str | os.PathLike | None = None, handler: str | None = None
+) -> HandlerLocation:
+    """The handler of evaluator ``name`` to package, or an ``EvalkitError`` naming what was looked for."""
+    root = _root(custom_dir)
+    folder = root / str(name)
+    if not isinstance(name, str) or not name.isidentifier() or name[0] == "_" or not folder.is_dir():
+        available = span_evaluator_names(root)
+        listing = f"available: {', '.join(available)}" if available else "there are no span evaluators there"
+        raise EvalkitError(f"span evaluator '{name}' not found in {root} ({listing})")
+    try:
+        return find_handler(name, folder, handler)
+    except EvaluatorConfigError as exc:
+        raise EvalkitError(f"cannot package: {exc}") from None
+
+
+def _add_third_party(package: Package, installed: Path) -> None:
+    """Every file pip installed into ``installed`` goes in at the zip root (its ``bin`` scripts left out:
+    their first line names the interpreter of this machine); a clash with the evaluator's files is an error."""
+    for source in sorted(installed.rglob("*")):
+        relative = source.relative_to(installed)
+        if not source.is_file() or relative.parts[0] == "bin" or _skipped(relative):
+            continue
+        arcname = relative.as_posix()
+        if arcname in package.entries:
+            raise EvalkitError(
+                f"cannot package '{package.name}': {package.entries[arcname]} and the bundled requirements "
+                f"both provide {arcname}; rename the evaluator's file"
+            )
+        package.entries[arcname] = source
+
+
+def _resolvable(top: str, where: Path | None) -> bool:
+    """A module or package named ``top`` is at the top of ``where`` (an extension module counts)."""
+    if where is None:
+        return False
+    return (where / top).is_dir() or any(where.glob(f"{top}.py")) or any(where.glob(f"{top}.*.so"))
+
+
+def _follow_imports(package: Package, folder: Path, shared: Path, third_party: Path | None = None) -> None:
+    """Add the shared modules reached from the handler's file through local and shared modules to ``package``.
 
     A name resolves as on Lambda with the zip root first on the path: the standard library, then a module
     or package of the evaluator folder (already in the zip, but its imports are followed), then a shared
-    module; an optional import that resolves to none of them is noted, any other is an error.
+    module, then a bundled third-party package (its own imports are pip's business); an optional import that
+    resolves to none of them is noted, any other is an error.
     """
     name = package.name
     scanned: set[Path] = set()
-    todo = [(folder / f"{name}.py", False)]
+    todo = [(package.location.path, "." in package.location.module)]
     while todo:
         module, in_package = todo.pop()
         if module in scanned:
@@ -129,54 +179,90 @@ def _follow_imports(package: Package, folder: Path, shared: Path) -> None:
                     package.shared.append(top)
                     package.entries[f"{top}.py"] = shared / f"{top}.py"
                 todo.append((shared / f"{top}.py", False))
+            elif _resolvable(top, third_party):
+                if top not in package.third_party:
+                    package.third_party.append(top)
             elif not optional:
+                bundled = "" if third_party is None else ", nor in the bundled requirements"
                 raise EvalkitError(
                     f"cannot package '{name}': {module} (line {line}) imports '{top}', which is neither the "
-                    f"standard library nor a shared module in {shared}, so the zip would not run on Lambda. "
-                    f"Put the module in {folder}, or import an optional dependency inside try/except "
-                    "ImportError."
+                    f"standard library nor a shared module in {shared}{bundled}, so the zip would not run on "
+                    f"Lambda. List its distribution, pinned, in a requirements file (--requirements "
+                    f"requirements.txt), put the module in {folder}, or import an optional dependency inside "
+                    "try/except ImportError."
                 )
             elif top not in package.optional:
                 package.optional.append(top)
     package.shared.sort()
     package.optional.sort()
+    package.third_party.sort()
 
 
-def build_package(name: str, out: str | os.PathLike, custom_dir: str | os.PathLike | None = None) -> Package:
-    """Write ``name``'s deployment zip to ``out`` (atomically) and return what went into it."""
-    package = plan_package(name, custom_dir)
+def build_package(
+    name: str,
+    out: str | os.PathLike,
+    custom_dir: str | os.PathLike | None = None,
+    *,
+    handler: str | None = None,
+    requirements: str | os.PathLike | None = None,
+    runtime: LambdaRuntime | None = None,
+) -> Package:
+    """Write ``name``'s deployment zip to ``out`` (atomically) and return what went into it.
+
+    With ``requirements`` (a pinned requirements file), its packages are installed by pip for ``runtime``
+    (default: ``LambdaRuntime()``, Python 3.12 on x86_64) and bundled at the zip root.
+    """
     target = Path(out)
     if target.is_dir():
         raise EvalkitError(
             f"output path {target} is a folder: give the zip file to write, e.g. {target / (name + '.zip')}"
         )
-    sources = {_root(custom_dir) / name, _root(custom_dir) / SHARED_FOLDER}
+    sources = {_root(custom_dir) / str(name), _root(custom_dir) / SHARED_FOLDER}
     if any(target.resolve().is_relative_to(source.resolve()) for source in sources):
         raise EvalkitError(
             f"output path {target} is inside a folder being packaged; the next build would pack the zip "
             "into itself. Write it elsewhere."
         )
-    data = zip_bytes(package)
-    try:
-        with atomic_write(target, "wb") as handle:
-            handle.write(data)
-    except OSError as exc:
-        raise EvalkitError(f"cannot write {target}: {exc.strerror or exc}") from None
-    package.size = len(data)
+    if requirements is None:
+        package = plan_package(name, custom_dir, handler=handler)
+        _write_zip(package, target)
+        return package
+    locate_handler(name, custom_dir, handler)  # a missing handler is reported before pip runs
+    with bundled_requirements(requirements, runtime or LambdaRuntime()) as bundle:
+        package = plan_package(name, custom_dir, handler=handler, third_party=bundle.folder)
+        package.requirements = bundle
+        _write_zip(package, target)
     return package
 
 
+def _write_zip(package: Package, target: Path) -> None:
+    try:
+        with atomic_write(target, "wb") as handle:
+            write_zip(package, handle)
+            package.size = handle.tell()
+        package.unzipped = sum(path.stat().st_size for path in package.entries.values())
+    except OSError as exc:
+        raise EvalkitError(f"cannot write {target}: {exc.strerror or exc}") from None
+
+
 def zip_bytes(package: Package) -> bytes:
-    """The zip of ``package``: entries sorted by name, fixed time and permissions, deflated."""
+    """The zip of ``package`` as bytes (see ``write_zip``)."""
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
+    write_zip(package, buffer)
+    return buffer.getvalue()
+
+
+def write_zip(package: Package, handle) -> None:
+    """Write the zip of ``package`` to ``handle``: entries sorted by name, fixed time and permissions,
+    deflated, each file streamed (a bundled botocore is 80 MB of files)."""
+    with zipfile.ZipFile(handle, "w") as archive:
         for arcname in sorted(package.entries):
             info = zipfile.ZipInfo(arcname, date_time=ZIP_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.create_system = 3  # Unix, so the permission bits below are honoured
             info.external_attr = FILE_MODE << 16
-            archive.writestr(info, package.entries[arcname].read_bytes())
-    return buffer.getvalue()
+            with package.entries[arcname].open("rb") as source, archive.open(info, "w") as sink:
+                shutil.copyfileobj(source, sink, 1 << 20)
 
 
 @contextlib.contextmanager
@@ -230,22 +316,6 @@ def _parse(path: Path, name: str) -> ast.Module:
         ) from None
     except (OSError, ValueError) as exc:
         raise EvalkitError(f"cannot package '{name}': cannot read {path}: {exc}") from None
-
-
-def _defines_handler(tree: ast.Module) -> bool:
-    """A module-level ``lambda_handler``: a function, an assignment or an import under that name."""
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == HANDLER:
-            return True
-        if isinstance(node, ast.Assign) and any(
-            isinstance(target, ast.Name) and target.id == HANDLER for target in node.targets
-        ):
-            return True
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-            (alias.asname or alias.name) == HANDLER for alias in node.names
-        ):
-            return True
-    return False
 
 
 def _imports(tree: ast.Module, path: Path, in_package: bool, name: str) -> list[tuple[str, int, bool]]:

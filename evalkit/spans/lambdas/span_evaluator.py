@@ -1,9 +1,10 @@
 """A span evaluator: a Lambda handler, the evaluation level it is registered at, and how one is loaded.
 
-A span evaluator is a folder ``custom-evaluators/<name>/<name>.py`` defining ``lambda_handler(event,
-context)``; ``load_span_evaluator`` imports it the way the Lambda runtime does (its folder on ``sys.path``, so
-it can import modules deployed beside it) and checks the name and level rules AgentCore applies to a
-registration. Nothing here calls the handler: see ``invocation`` and ``lambda_runner``.
+A span evaluator is a folder ``custom-evaluators/<name>/`` holding its Lambda handler: ``<name>.py`` or
+``lambda_function.py`` (AWS's sample layout) defining ``lambda_handler(event, context)`` or ``handler``, or
+the ``module.function`` its ``handler`` option names (``handler_location``). ``load_span_evaluator`` imports
+it the way the Lambda runtime does (its folder on ``sys.path``, so it can import modules deployed beside it)
+and checks the name and level rules AgentCore applies to a registration. Nothing here calls the handler: see ``invocation`` and ``lambda_runner``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvaluatorConfigError
+from evalkit.spans.lambdas.handler_location import DEFAULT_FUNCTION, find_handler
 from evalkit.spans.lambdas.packaging import shared_modules_importable
 from evalkit.spans.lambdas.passing_rule import declared_labels
 
@@ -28,11 +30,13 @@ NAME_PATTERN = re.compile(r"[a-zA-Z][a-zA-Z0-9_]{0,47}")
 
 
 class SpanEvaluator:
-    """A Lambda-style evaluator: a ``lambda_handler(event, context)`` and the level it is registered at.
+    """A Lambda-style evaluator: a handler ``(event, context)`` and the level it is registered at.
 
-    ``evaluator_id`` is ``<name>-<10 characters>``, as AgentCore ids look, derived from the name and the level
-    so that it is stable across runs (and differs per level, as separate registrations do). ``passing_labels``
-    are the labels that count as passing (the module's ``PASSING_LABELS``; None: the value rule, see
+    ``function`` is the handler's name in its module (``lambda_handler`` unless configured): worker
+    processes import ``path`` and call that function, and messages name it. ``evaluator_id`` is
+    ``<name>-<10 characters>``, as AgentCore ids look, derived from the name and the level so that it is
+    stable across runs (and differs per level, as separate registrations do). ``passing_labels`` are the
+    labels that count as passing (the module's ``PASSING_LABELS``; None: the value rule, see
     ``passing_rule``).
     """
 
@@ -44,6 +48,7 @@ class SpanEvaluator:
         level: str = DEFAULT_LEVEL,
         path: str | os.PathLike | None = None,
         module: Any = None,
+        function: str = DEFAULT_FUNCTION,
         passing_labels: frozenset[str] | None = None,
     ):
         _check_name(name)
@@ -54,6 +59,7 @@ class SpanEvaluator:
         self.level = _level(level, f"span evaluator '{name}'")
         self.path = Path(path) if path is not None else None
         self.module = module
+        self.function = function
         self.passing_labels = frozenset(passing_labels) if passing_labels is not None else None
         digest = hashlib.sha256(f"{name}/{self.level}".encode()).hexdigest()
         self.evaluator_id = f"{name}-{digest[:10]}"
@@ -66,6 +72,7 @@ class SpanEvaluator:
             level=level,
             path=self.path,
             module=self.module,
+            function=self.function,
             passing_labels=self.passing_labels,
         )
 
@@ -95,40 +102,45 @@ def load_span_evaluator(
     *,
     level: str | None = None,
     options: dict | None = None,
+    handler: str | None = None,
 ) -> SpanEvaluator:
-    """Import ``<custom_dir>/<name>/<name>.py`` (default ``./custom-evaluators``) as a span evaluator.
+    """Import the handler of ``<custom_dir>/<name>/`` (default ``./custom-evaluators``) as a span evaluator.
 
+    The handler is the ``handler`` argument, else ``options["handler"]`` (``"module.function"`` or
+    ``"function"``, as Lambda's handler setting), else found without configuration: ``<name>.py`` then
+    ``lambda_function.py``, function ``lambda_handler`` then ``handler`` (see ``handler_location``).
     The level is the ``level`` argument, else ``options["level"]``, else the module's ``EVALUATION_LEVEL``,
-    else TRACE; the passing labels are the module's ``PASSING_LABELS`` (if any). The evaluator's folder is on ``sys.path`` while it is imported, as the Lambda task root is,
-    so it can import modules deployed beside it.
+    else TRACE; the passing labels are the module's ``PASSING_LABELS`` (if any). The evaluator's folder is on
+    ``sys.path`` while it is imported, as the Lambda task root is, so it can import modules deployed beside it.
     """
     options = dict(options or {})
-    unknown = sorted(set(options) - {"level"})
+    unknown = sorted(set(options) - {"level", "handler"})
     if unknown:
         raise EvaluatorConfigError(
-            f"span evaluator '{name}': unknown option(s) {', '.join(unknown)} (known: level)"
+            f"span evaluator '{name}': unknown option(s) {', '.join(unknown)} (known: level, handler)"
         )
     _check_name(name)
     root = Path(custom_dir) if custom_dir is not None else Path.cwd() / "custom-evaluators"
     folder = root / name
-    path = folder / f"{name}.py"
     if not folder.is_dir():
         raise EvaluatorConfigError(
             f"span evaluator '{name}' not found: there is no folder {folder} (a span evaluator is "
-            f"{root}/<name>/<name>.py defining lambda_handler(event, context))"
+            f"{root}/<name>/<name>.py or {root}/<name>/lambda_function.py defining lambda_handler(event, "
+            "context) or handler(event, context))"
         )
-    if not path.is_file():
-        raise EvaluatorConfigError(
-            f"span evaluator '{name}': {path} is missing (the file must be named after its folder)"
-        )
+    location = find_handler(name, folder, handler if handler is not None else options.get("handler"))
+    path = location.path
     module = _import(name, path)
-    handler = getattr(module, "lambda_handler", None)
-    if handler is None:
+    function = getattr(module, location.function, None)
+    if function is None:
         raise EvaluatorConfigError(
-            f"span evaluator '{name}': {path} defines no lambda_handler(event, context)"
+            f"span evaluator '{name}': {path} defines no {location.function}(event, context) once imported"
         )
-    if not callable(handler):
-        raise EvaluatorConfigError(f"span evaluator '{name}': lambda_handler in {path} is not a function")
+    if not callable(function):
+        raise EvaluatorConfigError(
+            f"span evaluator '{name}': {location.function} in {path} is not a function (Lambda calls "
+            f"{location.handler}(event, context))"
+        )
     chosen = (
         level
         if level is not None
@@ -137,10 +149,11 @@ def load_span_evaluator(
     source = "the level option" if level is not None or "level" in options else f"EVALUATION_LEVEL in {path}"
     return SpanEvaluator(
         name,
-        handler,
+        function,
         level=_level(chosen, f"span evaluator '{name}' ({source})"),
         path=path,
         module=module,
+        function=location.function,
         passing_labels=declared_labels(module, f"span evaluator '{name}' ({path})"),
     )
 
