@@ -31,7 +31,7 @@ from collections import Counter
 from pathlib import Path
 
 from evalkit.analysis.formatting import count, percent
-from evalkit.cli.run import parse_rate
+from evalkit.cli.run import parse_rate, parse_seconds
 from evalkit.cli.spans_invoke import register as register_invoke
 from evalkit.cli.spans_serve import register as register_serve
 from evalkit.cli.spans_stream import register as register_stream
@@ -94,7 +94,7 @@ def register(subparsers) -> None:
     ev.add_argument(
         "--timeout",
         metavar="SECONDS",
-        type=_seconds,
+        type=parse_seconds,
         default=300.0,
         help="per evaluator call, as the Lambda time limit (default 300)",
     )
@@ -104,7 +104,7 @@ def register(subparsers) -> None:
     ev.add_argument(
         "--judge-timeout",
         metavar="SECONDS",
-        type=_seconds,
+        type=parse_seconds,
         default=120.0,
         help="per LLM judge call (default 120)",
     )
@@ -134,18 +134,6 @@ def _no_subcommand(parser):
         return 2
 
     return show_help
-
-
-def _seconds(text: str) -> float:
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: the timeout must be more than 0 seconds")
-    return value
 
 
 def main(args) -> int:

@@ -10,9 +10,10 @@ returned what JSON cannot carry), 2 the event file or the evaluator cannot be us
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
+
+from evalkit.cli.run import parse_seconds
 
 EPILOG = (
     "exit codes: 0 the handler returned a valid AgentCore evaluator response (label/value/explanation, or "
@@ -51,21 +52,11 @@ def register(commands) -> None:
     invoke.add_argument(
         "--timeout",
         metavar="SECONDS",
-        type=_seconds,
+        type=parse_seconds,
         default=300.0,
         help="the Lambda time limit of the call (default 300)",
     )
     invoke.set_defaults(func=main)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: the timeout must be more than 0 seconds")
-    return value
 
 
 def main(args) -> int:

@@ -40,6 +40,7 @@ from evalkit.spans.reading.span_document import (
     nanoseconds,
     otlp_attributes,
     otlp_id,
+    plain_resource,
     type_name,
 )
 
@@ -121,12 +122,7 @@ def flat_record(item: dict) -> dict:
         raise BadSpan(f"'attributes' must be an object, found {type_name(attributes)}")
     if "body" in doc:
         doc["body"] = _plain_body(doc["body"])
-    resource = doc.get("resource")
-    if resource is not None:
-        if not isinstance(resource, dict):
-            raise BadSpan(f"'resource' must be an object, found {type_name(resource)}")
-        if isinstance(resource.get("attributes"), list):
-            doc["resource"] = {**resource, "attributes": otlp_attributes(resource["attributes"], "resource")}
+    plain_resource(doc)
     return doc
 
 

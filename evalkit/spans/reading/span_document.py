@@ -46,16 +46,21 @@ def flat_document(span: dict) -> dict:
         doc["attributes"] = otlp_attributes(attributes, "attributes")
     elif attributes is not None and not isinstance(attributes, dict):
         raise BadSpan(f"'attributes' must be an object, found {type_name(attributes)}")
+    plain_resource(doc)
+    events = doc.get("events")
+    if events is not None:
+        doc["events"] = [_flat_event(e, f"events[{i}]") for i, e in enumerate(as_list(events, "events"))]
+    return finish(doc)
+
+
+def plain_resource(doc: dict) -> None:
+    """A document's ``resource`` checked, its OTLP key/value attribute list made a plain object (in place)."""
     resource = doc.get("resource")
     if resource is not None:
         if not isinstance(resource, dict):
             raise BadSpan(f"'resource' must be an object, found {type_name(resource)}")
         if isinstance(resource.get("attributes"), list):
             doc["resource"] = {**resource, "attributes": otlp_attributes(resource["attributes"], "resource")}
-    events = doc.get("events")
-    if events is not None:
-        doc["events"] = [_flat_event(e, f"events[{i}]") for i, e in enumerate(as_list(events, "events"))]
-    return finish(doc)
 
 
 def finish(doc: dict) -> dict:
