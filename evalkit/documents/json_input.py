@@ -10,7 +10,11 @@ each with a message naming the place (a JSON path such as ``items[1].turns[0]``)
 * **duplicate keys** in one object: ``json`` silently keeps the last value, so the earlier one is lost data;
 * **lone surrogate escapes** (``"\\ud800"``): a string Python holds but cannot write as UTF-8, so the
   document validates and the run then crashes writing its results;
-* ``NaN`` / ``Infinity``: not JSON, and other tools cannot read them back.
+* ``NaN`` / ``Infinity``: not JSON, and other tools cannot read them back; nor can they read a number so large
+  that it becomes one (``1e999``), which is refused with its path;
+* **integers of more than 4,300 digits**: Python refuses to convert them (its int-string limit), which would
+  surface as a ``ValueError`` traceback (and, in the receiver, a 503 that exporters retry forever); refused
+  with their path and the fix (write the value as a string).
 
 ``parse_json`` raises ``JsonInputError`` (a ``ValueError``) with a message that does not name the source, so
 span loading can turn it into a per-line problem and the OTLP receiver into a 400; ``read_json`` reads a file
@@ -59,6 +63,64 @@ class JsonInputError(ValueError):
     decode_error: json.JSONDecodeError | None = None
 
 
+#: Python's limit on the digits of an integer converted from text (``sys.get_int_max_str_digits``).
+_INT_DIGITS = 4300
+
+
+class _Number:
+    """A number token evalkit refuses (too many digits, or a float beyond the finite range), kept in place so
+    that the locating walk can name its path."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def problem(self, where: str) -> str:
+        if "." in self.text or "e" in self.text or "E" in self.text:
+            return (
+                f"the number {quote(self.text)} at {where} is too large for a finite value (it would become "
+                "Infinity, which is not JSON); write a smaller number, or the value as a string"
+            )
+        return (
+            f"the integer at {where} has {len(self.text.lstrip('-')):,} digits, more than the {_INT_DIGITS:,} "
+            "evalkit reads; write it as a string"
+        )
+
+
+def _float_hook(found: list):
+    """``parse_float`` keeping a float that overflows to infinity (``1e999``) as a ``_Number`` noted in
+    ``found``. Floats are the rarer numbers in evalkit's inputs (times and counts are integers), so a Python call
+    per float costs little; integers keep json's C fast path and are checked only when one is refused."""
+
+    def parse_float(text: str) -> Any:
+        value = float(text)
+        if value in (_INF, -_INF):
+            marked = _Number(text)
+            found.append(marked)
+            return marked
+        return value
+
+    return parse_float
+
+
+_INF = float("inf")
+
+
+def _int_hook(found: list):
+    """``parse_int`` keeping an integer over the digit limit as a ``_Number`` noted in ``found`` (used only to
+    locate the integer Python refused)."""
+
+    def parse_int(text: str) -> Any:
+        if len(text) - text.startswith("-") > _INT_DIGITS:
+            marked = _Number(text)
+            found.append(marked)
+            return marked
+        return int(text)
+
+    return parse_int
+
+
 class _Object(dict):
     """An object that had a key more than once: ``duplicates`` lists the keys, in order of appearance."""
 
@@ -104,8 +166,19 @@ def parse_json(text: str | bytes) -> Any:
                 f"is not UTF-8 text (invalid byte at offset {exc.start}); save it as UTF-8"
             ) from None
     found: list = []
+    hooks = {
+        "object_pairs_hook": _hook(found),
+        "parse_constant": _refuse_constant,
+        "parse_float": _float_hook(found),
+    }
     try:
-        value = json.loads(text, object_pairs_hook=_hook(found), parse_constant=_refuse_constant)
+        try:
+            value = json.loads(text, **hooks)
+        except ValueError as exc:
+            if isinstance(exc, json.JSONDecodeError) or "digits" not in str(exc):
+                raise
+            found.clear()  # Python's int-string limit: parse again, keeping the integer to name its path
+            value = json.loads(text, **hooks, parse_int=_int_hook(found))
     except json.JSONDecodeError as exc:
         error = _error(f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", syntax=True)
         error.decode_error = exc
@@ -166,6 +239,8 @@ def _locate(value: Any, surrogates: bool) -> None:
     if type(value) not in _CONTAINERS:
         if surrogates and isinstance(value, str):
             _check_string(value, ())
+        if type(value) is _Number:
+            raise _error(value.problem("the top level"))
         return
     stack: list[tuple[Any, tuple]] = [(value, ())]
     while stack:
@@ -179,6 +254,9 @@ def _locate(value: Any, surrogates: bool) -> None:
                 "other would be lost; keep one (or rename the other)"
             )
         children = list(node.items() if isinstance(node, dict) else enumerate(node))
+        for step, child in children:
+            if type(child) is _Number:
+                raise _error(child.problem(format_path((*path, step))))
         if surrogates:
             for step, child in children:
                 if type(step) is str:

@@ -136,6 +136,68 @@ def test_receiver_answers_deeply_nested_json_with_400_not_503(tmp_path):
     assert b"nested more than 100 levels deep" in message
 
 
+# ------------------------------------------------------------------------ numbers Python cannot keep (issue 20)
+
+HUGE_INT = "9" * 5000  # over Python's 4,300-digit int-string limit
+
+
+def test_validate_refuses_an_integer_of_5000_digits_with_its_path(tmp_path):
+    path = _doc(tmp_path, _item_doc('{"prompt": "a", "extensions": {"n": ' + HUGE_INT + "}}"))
+    proc = evalkit_cmd("validate", path)
+    assert_one_error(proc, str(path), "the integer at items[0].extensions.n has 5,000 digits", "as a string")
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e400", "1" + "0" * 400 + ".5"])
+def test_run_refuses_a_number_that_would_be_infinity(tmp_path, number):
+    path = _doc(tmp_path, _item_doc('{"prompt": "a", "extensions": {"x": [1, ' + number + "]}}"))
+    proc = evalkit_cmd("run", path, "--out", tmp_path / "out")
+    assert_one_error(proc, str(path), "at items[0].extensions.x[1] is too large for a finite value")
+    assert not (tmp_path / "out").exists()
+
+
+def test_ordinary_large_numbers_still_load(tmp_path):
+    import evalkit
+
+    item = '{"prompt": "a", "extensions": {"t": 1764633601000000000, "e": 1e300, "s": "' + "1" * 400 + '"}}'
+    frame = evalkit.load(_doc(tmp_path, _item_doc(item)))
+    assert frame.loc[0, "extensions"] == {"t": 1764633601000000000, "e": 1e300, "s": "1" * 400}
+
+
+def test_a_span_line_with_1e999_is_a_problem_of_its_line(tmp_path):
+    from evalkit import spans
+
+    good = '{"traceId": "t1", "spanId": "s1", "name": "n", "startTimeUnixNano": 1, "endTimeUnixNano": 2, '
+    good += '"attributes": {"session.id": "a"}}'
+    bad = good.replace('"s1"', '"s2"').replace('"session.id": "a"', '"session.id": "a", "x": 1e999')
+    frame = spans.load(_doc(tmp_path, good + "\n" + bad + "\n", "spans.jsonl"), warn=False)
+    assert len(frame) == 1
+    assert any("line 2" in p and "x is too large for a finite value" in p for p in frame.attrs["problems"])
+
+
+@pytest.mark.parametrize("number", [HUGE_INT, "1e999"])
+def test_receiver_answers_numbers_it_cannot_keep_with_400_not_503(tmp_path, number):
+    import http.client
+
+    from evalkit.spans.online.server import serve
+
+    root = tmp_path / "custom-evaluators" / "check"
+    root.mkdir(parents=True)
+    (root / "check.py").write_text('def lambda_handler(event, context):\n    return {"label": "PASS"}\n')
+    server = serve(tmp_path / "store", evaluators=["check"], custom_dir=root.parent, port=0).start()
+    try:
+        body = ('{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "name": "n", '
+                '"startTimeUnixNano": ' + number + ', "endTimeUnixNano": 2}]}]}]}').encode()  # fmt: skip
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        connection.request("POST", "/v1/traces", body=body, headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        message = response.read()
+        connection.close()
+    finally:
+        server.stop()
+    assert response.status == 400, message
+    assert b"startTimeUnixNano" in message
+
+
 # ----------------------------------------------------------------------------------------- lone surrogates
 
 
