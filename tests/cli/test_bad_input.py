@@ -113,8 +113,8 @@ def test_spans_eval_refuses_json_nested_20000_levels(tmp_path, name):
     assert_one_error(proc, "no valid span found", "nested more than 100 levels deep")
 
 
-def test_receiver_answers_deeply_nested_json_with_400_not_503(tmp_path):
-    """503 tells an exporter to retry forever; a body that can never be read is a 400."""
+def _post_traces(tmp_path, body: bytes) -> tuple[int, bytes]:
+    """POST ``body`` as OTLP JSON to a receiver started for the test: (status, answer)."""
     import http.client
 
     from evalkit.spans.online.server import serve
@@ -124,15 +124,21 @@ def test_receiver_answers_deeply_nested_json_with_400_not_503(tmp_path):
     (root / "check.py").write_text('def lambda_handler(event, context):\n    return {"label": "PASS"}\n')
     server = serve(tmp_path / "store", evaluators=["check"], custom_dir=root.parent, port=0).start()
     try:
-        body = ('{"resourceSpans": ' + "[" * DEEP + "]" * DEEP + "}").encode()
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
         connection.request("POST", "/v1/traces", body=body, headers={"Content-Type": "application/json"})
         response = connection.getresponse()
         message = response.read()
         connection.close()
+        return response.status, message
     finally:
         server.stop()
-    assert response.status == 400, message
+
+
+def test_receiver_answers_deeply_nested_json_with_400_not_503(tmp_path):
+    """503 tells an exporter to retry forever; a body that can never be read is a 400."""
+    body = ('{"resourceSpans": ' + "[" * DEEP + "]" * DEEP + "}").encode()
+    status, message = _post_traces(tmp_path, body)
+    assert status == 400, message
     assert b"nested more than 100 levels deep" in message
 
 
@@ -176,25 +182,10 @@ def test_a_span_line_with_1e999_is_a_problem_of_its_line(tmp_path):
 
 @pytest.mark.parametrize("number", [HUGE_INT, "1e999"])
 def test_receiver_answers_numbers_it_cannot_keep_with_400_not_503(tmp_path, number):
-    import http.client
-
-    from evalkit.spans.online.server import serve
-
-    root = tmp_path / "custom-evaluators" / "check"
-    root.mkdir(parents=True)
-    (root / "check.py").write_text('def lambda_handler(event, context):\n    return {"label": "PASS"}\n')
-    server = serve(tmp_path / "store", evaluators=["check"], custom_dir=root.parent, port=0).start()
-    try:
-        body = ('{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "name": "n", '
-                '"startTimeUnixNano": ' + number + ', "endTimeUnixNano": 2}]}]}]}').encode()  # fmt: skip
-        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
-        connection.request("POST", "/v1/traces", body=body, headers={"Content-Type": "application/json"})
-        response = connection.getresponse()
-        message = response.read()
-        connection.close()
-    finally:
-        server.stop()
-    assert response.status == 400, message
+    body = ('{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "name": "n", '
+            '"startTimeUnixNano": ' + number + ', "endTimeUnixNano": 2}]}]}]}').encode()  # fmt: skip
+    status, message = _post_traces(tmp_path, body)
+    assert status == 400, message
     assert b"startTimeUnixNano" in message
 
 
