@@ -1,8 +1,7 @@
-"""Shared fixtures: the upstream reference corpus, a throwaway project folder with custom evaluators."""
+"""Shared fixtures: the upstream reference corpus (vendored under tests/reference/), a throwaway project folder with custom evaluators."""
 
 from __future__ import annotations
 
-import os
 import textwrap
 from pathlib import Path
 
@@ -13,18 +12,18 @@ pytest_plugins = ["evalkit.testing.pytest_plugin"]
 REPO = Path(__file__).resolve().parents[1]
 
 
-def reference_dir() -> Path:
-    """``../shared/reference`` beside the checkout, or ``$EVALKIT_REFERENCE_DIR``."""
-    env = os.environ.get("EVALKIT_REFERENCE_DIR")
-    return Path(env) if env else REPO.parent / "shared" / "reference"
+#: The upstream corpus, vendored under tests/reference/ (provenance and licence in its README and LICENSE).
+REFERENCE = REPO / "tests" / "reference"
 
 
 @pytest.fixture
 def reference() -> Path:
-    path = reference_dir()
-    if not path.is_dir():
-        pytest.skip(f"reference corpus not found at {path}")
-    return path
+    """The vendored upstream corpus; a missing corpus fails the test (it belongs to the repository)."""
+    if not (REFERENCE / "m365-copilot-eval" / "schema").is_dir():
+        pytest.fail(
+            f"the vendored reference corpus is missing from {REFERENCE}: restore it with git checkout"
+        )
+    return REFERENCE
 
 
 @pytest.fixture

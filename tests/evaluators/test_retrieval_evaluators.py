@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 import numpy as np
@@ -510,15 +509,11 @@ def test_empty_rows():
 # Upstream schema and sample
 
 
-def _reference_dir() -> Path:
-    env = os.environ.get("EVALKIT_REFERENCE_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared/reference"
+UPSTREAM = Path(__file__).resolve().parents[1] / "reference" / "m365-copilot-eval"
 
 
 def _upstream(relative: str) -> dict:
-    path = _reference_dir() / "m365-copilot-eval" / relative
-    if not path.is_file():
-        pytest.skip(f"upstream reference file not found: {path}")
+    path = UPSTREAM / relative
     return json.loads(path.read_text(encoding="utf-8"))
 
 
