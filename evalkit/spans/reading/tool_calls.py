@@ -10,7 +10,7 @@ this evidence, ``tool_allowlist`` checks the calls against an allowlist.
 
 Tool identity from a span (``span_tool_identity``)
     A span is a tool span when its name starts with ``"execute_tool "``, or it has a non-empty
-    ``gen_ai.tool.name``, or ``traceloop.span.kind == "tool"`` (the rule of ``evalkit.spans.reading.loading``). Its
+    ``gen_ai.tool.name``, or ``traceloop.span.kind == "tool"`` (the rule of ``span_frame``). Its
     tool name is the first non-blank of ``gen_ai.tool.name``, ``tool.name``, ``traceloop.entity.name``, else
     the span name without ``"execute_tool "``. The name is split at its *first* ``_`` or ``.`` (whichever
     comes first): ``github_orgs_get`` -> plugin ``github``, function ``orgs_get``;
