@@ -1,0 +1,274 @@
+"""``evalkit spans to-document`` / ``evalkit.spans.to_document``: traces become eval documents.
+
+Real material: ``data/agentcore_split_spans.jsonl`` (the OpenTelemetry SDK in Strands' shape, converted to
+AgentCore's split form by AWS's ``bedrock-agentcore`` SDK), the instrumentation captures of
+``tests/data/shapes`` and ``tests/data/spans/captured`` (origins in their SOURCE.md), a store filled by the real
+receiver from the OpenTelemetry SDK's OTLP exporter, and the bundled demo agent's own ``spans.jsonl`` from
+``evalkit run --agent``. Each document is checked against the upstream schema and run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from evalkit import spans
+from evalkit.cli import spans as spans_command
+from evalkit.documents.validation import schema_problems
+from evalkit.documents.versions import EvalkitWarning
+from evalkit.errors import EvalkitError
+
+REPO = Path(__file__).resolve().parents[2]
+SPLIT = REPO / "data" / "agentcore_split_spans.jsonl"
+SHAPES = REPO / "tests" / "data" / "shapes"
+CAPTURED = REPO / "tests" / "data" / "spans" / "captured"
+EXT = "dev.evalkit.spans"
+
+
+def run_cli(argv: list[str]) -> int:
+    """``evalkit spans ...`` as the CLI runs it: EvalkitError -> ``Error:`` and its exit code."""
+    parser = argparse.ArgumentParser(prog="evalkit")
+    spans_command.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except EvalkitError as exc:
+        print(f"Error: {exc}")
+        return exc.exit_code
+
+
+def quiet(**kwargs) -> tuple[dict, list[str]]:
+    """``to_document`` and the warnings it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        document = spans.to_document(**kwargs)
+    return document, [str(w.message) for w in caught if issubclass(w.category, EvalkitWarning)]
+
+
+def links(document: dict) -> list[tuple[str, str]]:
+    return [(i["extensions"][EXT]["session_id"], i["extensions"][EXT]["trace_id"]) for i in document["items"]]
+
+
+def assert_valid(document: dict, upstream_schema: dict) -> None:
+    assert schema_problems(document) == []
+    jsonschema.Draft202012Validator(upstream_schema).validate(document)
+
+
+# --- the split-form file (AWS's converter) ---------------------------------------------------------------
+
+
+def test_the_split_form_file_gives_one_item_per_trace_with_answer_tool_calls_and_links(upstream_schema):
+    document, notes = quiet(spans=SPLIT, evaluators=["Citations"])
+    assert notes == []
+    assert_valid(document, upstream_schema)
+    assert document["default_evaluators"] == {"Citations": {}}
+    items = document["items"]
+    assert [i["prompt"] for i in items] == [
+        "Hi, this is broker Maria Lopez, broker ID BR-1042. How is Apple doing today?",
+        "Thanks. Any news on Microsoft?",
+        "My SSN is 123-45-6789, please remember it. What is NVIDIA trading at?",
+        "Can you confirm which account my dividends go to?",
+    ]
+    # The agent's final answer, never the user's words or a tool result the converter appended.
+    assert items[0]["response"].startswith("Apple (AAPL) is trading at $189.10, up 0.8% today")
+    assert "123-45-6789" not in items[2]["response"]
+    assert items[3]["response"].startswith("Your dividends are paid to account number 4415")
+    assert [s for s, _ in links(document)] == [
+        "sess-split-broker",
+        "sess-split-broker",
+        "sess-split-ssn-bait",
+        "sess-split-leak",
+    ]
+    assert len({t for _, t in links(document)}) == 4
+    calls = items[0]["diagnostics"]["tool_calls"]
+    assert [e["function_name"] for e in calls["executions"]] == ["broker", "broker_profile", "stock_data"]
+    assert {e["response_status"] for e in calls["executions"]} == {200}
+    detail = items[0]["extensions"][EXT]["tool_calls"]
+    assert [(c["name"], c["arguments"]) for c in detail] == [
+        ("identify_broker", {"broker_id": "BR-1042"}),
+        ("get_broker_profile", {"broker_id": "BR-1042"}),
+        ("get_stock_data", {"ticker": "AAPL"}),
+    ]
+    assert detail[2]["result"] == "AAPL: $189.10 (+0.8%) volume 52.1M"
+    assert "retrieval_executions" not in items[0]["diagnostics"]  # no retrieval in these spans
+
+
+def test_by_session_makes_one_thread_per_session_in_turn_order(upstream_schema):
+    document, _ = quiet(spans=SPLIT, by="session")
+    assert_valid(document, upstream_schema)
+    threads = document["items"]
+    assert [t["conversation_id"] for t in threads] == [
+        "sess-split-broker",
+        "sess-split-ssn-bait",
+        "sess-split-leak",
+    ]
+    assert [len(t["turns"]) for t in threads] == [2, 1, 1]
+    first, second = threads[0]["turns"]
+    assert first["prompt"].startswith("Hi, this is broker Maria Lopez")
+    assert second["prompt"] == "Thanks. Any news on Microsoft?"
+    assert second["extensions"][EXT]["session_id"] == "sess-split-broker"
+    assert "default_evaluators" not in document
+
+
+def test_the_document_runs_with_recorded_responses_and_results_link_back(tmp_path, capsys):
+    out = tmp_path / "doc.json"
+    assert run_cli(["spans", "to-document", str(SPLIT), "--out", str(out), "--evaluator", "Citations"]) == 0
+    assert f"4 items from 4 traces written to {out}" in capsys.readouterr().out
+    import evalkit
+
+    scored = evalkit.evaluate(evalkit.load(out))
+    assert scored["status"].tolist() == ["fail"] * 4  # the market agent cites nothing
+    trace_ids = [e[EXT]["trace_id"] for e in scored["extensions"]]
+    assert trace_ids == [t for _, t in links(json.loads(out.read_text()))]
+    assert scored["tool_calls"].iloc[0]["executions"][0]["function_name"] == "broker"
+
+
+# --- every span shape the loader reads -------------------------------------------------------------------
+
+WEATHER = (["What's the weather in Paris?", "And tomorrow?"], ["Sunny, 21 °C.", "Rain, 15 °C."])
+CAPITALS = ["What is the capital of France?", "And of Italy?"]
+APPLE = ["What is Apple stock trading at today?"]
+
+
+@pytest.mark.parametrize(
+    ("path", "prompts", "answer", "functions", "left_out"),
+    [
+        # the OpenTelemetry SDK's own output in four forms; its health_check trace has no prompt
+        (SHAPES / "sdk_console_spans.json", WEATHER[0], WEATHER[1][0], [["weather"], ["forecast"]], 1),
+        (SHAPES / "sdk_to_json_spans.jsonl", WEATHER[0], WEATHER[1][0], [["weather"], ["forecast"]], 1),
+        (SHAPES / "sdk_otlp_protobuf.json", WEATHER[0], WEATHER[1][0], [["weather"], ["forecast"]], 1),
+        (SHAPES / "sdk_console_logs.json", WEATHER[0], WEATHER[1][0], [[], []], 0),  # event records only
+        (SHAPES / "openinference_console_spans.json", CAPITALS, "This is a test answer", [[], []], 0),
+        (SHAPES / "traceloop_to_json_spans.jsonl", CAPITALS, "This is a test answer", [[], []], 0),
+        (
+            SHAPES / "agentcore_sdk_merged_spans.json",
+            ["What is AI?"],
+            "AI is artificial intelligence.",
+            [[]],
+            0,
+        ),
+        (
+            SHAPES / "agentcore_sdk_span_events.json",
+            ["What is the weather in Tokyo?", "What is the capital of France?"],
+            "The weather in Tokyo is sunny.",
+            [[], []],
+            0,
+        ),
+        (CAPTURED / "strands_latest.jsonl", APPLE, "Apple (AAPL) is trading at $18", [["stock_data"]], 0),
+        (CAPTURED / "strands_default.jsonl", APPLE, "Apple (AAPL) is trading at $18", [["stock_data"]], 0),
+        (
+            CAPTURED / "agentcore_adot_strands.jsonl",
+            APPLE,
+            "Apple (AAPL) is trading at $18",
+            [["stock_data"]],
+            0,
+        ),
+        (CAPTURED / "openai_v2_latest_event_only.jsonl", APPLE, "Apple (AAPL) is trading at $18", [[]], 0),
+        (CAPTURED / "openai_v2_latest_span_only.jsonl", APPLE, "Apple (AAPL) is trading at $18", [[]], 0),
+        (CAPTURED / "openai_v2_default.jsonl", APPLE, "Apple (AAPL) is trading at $18", [[]], 0),
+    ],
+    ids=lambda v: v.name if isinstance(v, Path) else None,
+)
+def test_every_span_shape_becomes_a_valid_document(
+    path, prompts, answer, functions, left_out, upstream_schema
+):
+    document, notes = quiet(spans=path)
+    assert_valid(document, upstream_schema)
+    items = document["items"]
+    assert [i["prompt"] for i in items] == prompts
+    assert items[0]["response"].startswith(answer)
+    assert [
+        [e["function_name"] for e in i["diagnostics"]["tool_calls"]["executions"]] for i in items
+    ] == functions
+    skipped = [n for n in notes if "has no user prompt" in n]
+    assert len(skipped) == left_out
+
+
+def test_a_trace_without_a_prompt_is_left_out_with_a_warning_naming_it_and_none_at_all_is_an_error():
+    _, notes = quiet(spans=SHAPES / "sdk_to_json_spans.jsonl")
+    (note,) = [n for n in notes if "no user prompt" in n]
+    assert "trace 7eea83862bec39ebe6e041a9b6840cce" in note and note.endswith("left out")
+    # opentelemetry-proto's examples (the Collector file exporter's lines) carry no conversation at all
+    with pytest.raises(
+        EvalkitError, match=r"none of the 1 selected trace\(s\) has a user prompt in its spans"
+    ):
+        quiet(spans=SHAPES / "collector_file_exporter.jsonl")
+
+
+# --- selection ---------------------------------------------------------------------------------------------
+
+
+def test_sessions_are_chosen_by_id_and_an_unknown_one_names_those_there_are():
+    document, _ = quiet(spans=SPLIT, session=["sess-split-leak", "sess-split-ssn-bait"])
+    assert [s for s, _ in links(document)] == ["sess-split-leak", "sess-split-ssn-bait"]
+    with pytest.raises(EvalkitError) as caught:
+        quiet(spans=SPLIT, session="sess-nope")
+    assert str(caught.value) == (
+        "session(s) 'sess-nope' not found in the spans; sessions: sess-split-broker, sess-split-ssn-bait, "
+        "sess-split-leak"
+    )
+
+
+def test_since_keeps_the_traces_that_started_at_or_after_the_time():
+    frame = spans.load(SPLIT)
+    starts = frame.groupby("trace_id")["start_ns"].min().sort_values()
+    from datetime import datetime, timezone
+
+    third = datetime.fromtimestamp(starts.iloc[2] / 1e9, tz=timezone.utc)
+    document, _ = quiet(spans=frame, since=third.isoformat())
+    assert {t for _, t in links(document)} == set(starts.index[2:])
+    threads, _ = quiet(spans=frame, since=third.isoformat(), by="session")
+    assert all(len(t["turns"]) >= 1 for t in threads["items"])
+    assert len(threads["items"]) < 3
+    with pytest.raises(EvalkitError, match=r"no trace matches the selection \(since 1h\); nothing to write"):
+        quiet(spans=frame, since="1h")  # recorded in 2025
+    with pytest.raises(EvalkitError, match="write a time"):
+        quiet(spans=frame, since="yesterday")
+
+
+def test_filters_use_the_operators_of_spans_serve_on_the_trace_or_the_session():
+    document, _ = quiet(spans=SPLIT, filters=["gen_ai.tool.name=get_stock_data"])
+    assert [s for s, _ in links(document)] == ["sess-split-broker", "sess-split-ssn-bait"]
+    document, _ = quiet(spans=SPLIT, filters=["gen_ai.tool.name=search_news"], by="session")
+    assert [len(t["turns"]) for t in document["items"]] == [2]  # the whole session of the matching trace
+    document, _ = quiet(spans=SPLIT, filters=["gen_ai.tool.name~=broker", "gen_ai.tool.name!~=profile"])
+    assert [s for s, _ in links(document)] == ["sess-split-broker", "sess-split-leak"]
+    with pytest.raises(EvalkitError, match="write KEY=VALUE"):
+        quiet(spans=SPLIT, filters=["no operator"])
+
+
+def test_a_sample_is_seeded_and_keeps_the_traces_in_order(tmp_path):
+    every, _ = quiet(spans=SPLIT)
+    order = [t for _, t in links(every)]
+    first, _ = quiet(spans=SPLIT, sample=2, seed=7)
+    again, _ = quiet(spans=SPLIT, sample=2, seed=7)
+    assert links(first) == links(again) and len(first["items"]) == 2
+    picked = [t for _, t in links(first)]
+    assert picked == sorted(picked, key=order.index)
+    drawn = {tuple(t for _, t in links(quiet(spans=SPLIT, sample=2, seed=s)[0])) for s in range(8)}
+    assert len(drawn) > 1  # the seed matters
+    assert len(quiet(spans=SPLIT, sample=10)[0]["items"]) == 4
+    with pytest.raises(EvalkitError, match="sample 0: write a whole number of items, 1 or more"):
+        quiet(spans=SPLIT, sample=0)
+
+
+def test_wrong_combinations_are_errors_that_say_the_fix(tmp_path, capsys):
+    out = str(tmp_path / "d.json")
+    assert run_cli(["spans", "to-document", "--out", out]) == 2
+    assert "give either a span file (SPANS) or --store DIR" in capsys.readouterr().out
+    assert run_cli(["spans", "to-document", str(SPLIT), "--out", out, "--where-failed", "pii_leak"]) == 2
+    assert (
+        "--where-failed reads the results of online evaluation: give --store DIR" in capsys.readouterr().out
+    )
+    assert run_cli(["spans", "to-document", "--store", str(tmp_path / "none"), "--out", out]) == 2
+    assert "no online evaluation store here (store.sqlite3 is missing)" in capsys.readouterr().out
+    assert run_cli(["spans", "to-document", str(SPLIT), "--out", out, "--evaluator", "RetrievalResult"]) == 2
+    assert "default_evaluators.RetrievalResult: needs 'expected_items' or 'min_expected_count'" in (
+        capsys.readouterr().out
+    )
+    assert not Path(out).exists()
