@@ -272,3 +272,201 @@ def test_wrong_combinations_are_errors_that_say_the_fix(tmp_path, capsys):
         capsys.readouterr().out
     )
     assert not Path(out).exists()
+
+
+# --- the online store, filled by the real receiver -----------------------------------------------------------
+
+#: The span evaluators' settings; cleared so a developer's environment cannot change their labels.
+EVALUATOR_SETTINGS = (
+    "REFERENCE_PRICES_PATH",
+    "DRIFT_TOLERANCE_PERCENT",
+    "WORKFLOW_GROUPS",
+    "PII_CONTACT_THRESHOLD",
+    "PRESIDIO_SCORE_THRESHOLD",
+)
+
+
+def _demo_agent():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("to_document_demo_agent", REPO / "data/demo_agent/agent.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _wait(predicate, timeout: float = 30.0):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting")
+
+
+@pytest.fixture
+def filled_store(tmp_path, monkeypatch):
+    """A store the receiver filled from the OpenTelemetry SDK's OTLP exporter, while the demo agent answered
+    three sessions (two market traces, one PII question, a two-turn HR thread), evaluated by ``pii_leak``
+    (session level) and ``stock_price_drift`` (trace level) from custom-evaluators/."""
+    from opentelemetry import trace
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    from evalkit.spans.online.server import serve
+    from evalkit.spans.online.views import status
+
+    for name in EVALUATOR_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PII_USE_PRESIDIO", "0")
+    store = tmp_path / "store"
+    server = serve(
+        store,
+        port=0,
+        evaluators=["pii_leak", "stock_price_drift"],
+        custom_dir=REPO / "custom-evaluators",
+        session_timeout=0.3,
+        poll_interval=0.02,
+    ).start()
+    current = {"session": None}
+
+    class SessionStamp(SpanProcessor):  # the caller owns session.id, as evalkit's own span capture does
+        def on_start(self, span, parent_context=None):
+            span.set_attribute("session.id", current["session"])
+
+        def force_flush(self, timeout_millis=30000):
+            return True
+
+    provider = TracerProvider()
+    provider.add_span_processor(SessionStamp())
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=server.url)))
+    monkeypatch.setattr(trace, "get_tracer", lambda name, *a, **k: provider.get_tracer(name, *a, **k))
+    agent = _demo_agent()
+    conversations = {
+        "broker-1": [agent.market.SCENARIOS["in_order"], agent.market.SCENARIOS["drift"]],
+        "broker-2": [agent.market.SCENARIOS["pii"]],
+        "hr-1": ["How many vacation days do I get?", "And how many for part-time?"],
+    }
+    try:
+        for session, prompts in conversations.items():
+            current["session"] = session
+            history: list[dict] = []
+            for prompt in prompts:
+                answer = agent.answer(prompt, history)
+                history.append({"prompt": prompt, "response": answer["response"]})
+        assert provider.force_flush(10_000)
+        _wait(lambda: status(store)["counts"]["evaluated"] == 3)
+    finally:
+        provider.shutdown()
+        server.stop()
+    return store, conversations
+
+
+@pytest.mark.slow  # the receiver, its evaluator workers and the sessions' timeout: about 8 s
+def test_a_store_filled_by_the_receiver_becomes_items_and_where_failed_picks_the_failures(
+    filled_store, upstream_schema
+):
+    store, conversations = filled_store
+    every, _ = quiet(store=store)
+    assert_valid(every, upstream_schema)
+    assert [i["prompt"] for i in every["items"]] == [p for ps in conversations.values() for p in ps]
+    assert [s for s, _ in links(every)] == ["broker-1", "broker-1", "broker-2", "hr-1", "hr-1"]
+    # the drift trace, the one stock_price_drift failed (a trace-level result), not its session's other trace
+    drift, _ = quiet(store=store, where_failed="stock_price_drift")
+    assert [i["prompt"] for i in drift["items"]] == [conversations["broker-1"][1]]
+    # pii_leak fails a session: every trace of it, or its thread
+    leaked, _ = quiet(store=store, where_failed="pii_leak", by="session")
+    assert [t["conversation_id"] for t in leaked["items"]] == ["broker-2"]
+    threads, _ = quiet(store=store, by="session", session="hr-1")
+    assert_valid(threads, upstream_schema)
+    (thread,) = threads["items"]
+    assert [t["prompt"] for t in thread["turns"]] == conversations["hr-1"]
+    assert all(t["diagnostics"]["retrieval_executions"][0]["retrievalHits"] for t in thread["turns"])
+    with pytest.raises(EvalkitError, match=r"holds no result of that evaluator \(evaluators with results: "):
+        quiet(store=store, where_failed="workflow_contract")
+
+
+# --- end to end: the demo agent's trace file becomes a document that runs and replays ------------------------
+
+AGENT = str(REPO / "data" / "demo_agent" / "agent.py") + ":answer"
+
+
+def _evalkit(*argv: str, cwd: Path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalkit", *argv], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.mark.slow  # three evalkit runs in subprocesses, two with the agent: about 13 s
+def test_the_demo_agents_trace_file_becomes_a_document_that_validates_runs_and_replays(
+    tmp_path, upstream_schema, capsys
+):
+    import evalkit
+
+    first = {
+        "schemaVersion": "1.11.0",
+        "default_evaluators": {"Citations": {}},
+        "items": [
+            {"prompt": "How many sick days do I get per year?"},
+            {"prompt": "What is the company's 401(k) match?"},
+            {"prompt": "This is Maria Chen from Northwind Securities. How is AAPL trading, and any news?"},
+            {
+                "turns": [
+                    {"prompt": "How many vacation days do I get?"},
+                    {"prompt": "And how many for part-time?"},
+                ]
+            },
+        ],
+    }
+    (tmp_path / "first.json").write_text(json.dumps(first))
+    _evalkit("run", "first.json", "--agent", AGENT, "--out", "first", cwd=tmp_path)
+    trace_file = tmp_path / "first" / "spans.jsonl"
+
+    doc = tmp_path / "from_traces.json"
+    argv = ["spans", "to-document", str(trace_file), "--by", "session", "--evaluator", "Citations"]
+    assert run_cli([*argv, "--out", str(doc)]) == 0
+    assert f"4 threads from 5 traces written to {doc}" in capsys.readouterr().out
+    document = json.loads(doc.read_text())
+    evalkit.validate(document, str(doc))
+    assert_valid(document, upstream_schema)
+
+    # The recorded answers, tool calls and retrieval hits are what the agent said and reported itself. Items
+    # ran concurrently: the document follows the traces' time order, so turns are matched by their prompt.
+    reported = json.loads((tmp_path / "first" / "results.json").read_text())["items"]
+    turns = [t for i in document["items"] for t in i["turns"]]
+    own = {t["prompt"]: t for i in reported for t in (i["turns"] if "turns" in i else [i])}
+    assert sorted(t["prompt"] for t in turns) == sorted(own)
+    thread = next(i["turns"] for i in document["items"] if len(i["turns"]) == 2)
+    assert [t["prompt"] for t in thread] == [t["prompt"] for t in first["items"][3]["turns"]]
+    for made in turns:
+        assert made["response"] == own[made["prompt"]]["response"]
+        hits = [e["retrievalHits"] for e in made["diagnostics"].get("retrieval_executions", [])]
+        reported_hits = (own[made["prompt"]].get("diagnostics") or {}).get("retrieval_executions", [])
+        assert hits == [e["retrievalHits"] for e in reported_hits]
+    assert sum("retrieval_executions" in t["diagnostics"] for t in turns) == 4  # the HR questions searched
+    market = next(t for t in turns if "AAPL" in t["prompt"])["diagnostics"]["tool_calls"]["executions"]
+    assert market and {e["response_status"] for e in market} == {200}
+
+    # As recorded: evalkit run scores the answers without calling an agent; results link back to the traces.
+    _evalkit("run", str(doc), "--evaluate-only", "--out", "recorded", cwd=tmp_path)
+    recorded = json.loads((tmp_path / "recorded" / "results.json").read_text())["items"]
+    assert [t["status"] for i in recorded for t in i["turns"]] == [own[t["prompt"]]["status"] for t in turns]
+    ids = [t["extensions"][EXT]["trace_id"] for i in recorded for t in i["turns"]]
+    assert ids == [t["extensions"][EXT]["trace_id"] for t in turns] and len(set(ids)) == 5
+
+    # Replayed: the prompts go to the agent again (the thread with its history); the demo agent is
+    # deterministic, so the new version's answers are the old ones.
+    _evalkit("run", str(doc), "--agent", AGENT, "--out", "replayed", cwd=tmp_path)
+    replayed = json.loads((tmp_path / "replayed" / "results.json").read_text())
+    jsonschema.Draft202012Validator(upstream_schema).validate(replayed)
+    again = [t for i in replayed["items"] for t in i["turns"]]
+    assert [t["response"] for t in again] == [t["response"] for t in turns]
+    assert (tmp_path / "replayed" / "spans.jsonl").stat().st_size > 0
