@@ -470,3 +470,81 @@ def test_the_demo_agents_trace_file_becomes_a_document_that_validates_runs_and_r
     again = [t for i in replayed["items"] for t in i["turns"]]
     assert [t["response"] for t in again] == [t["response"] for t in turns]
     assert (tmp_path / "replayed" / "spans.jsonl").stat().st_size > 0
+
+
+# --- retrieval hits: OpenInference retriever spans ----------------------------------------------------------
+
+
+def test_openinference_retriever_spans_give_retrieval_executions(tmp_path, upstream_schema):
+    """A RAG turn traced with OpenInference's own tracer and attribute helpers (openinference-instrumentation
+    0.1.72), exported by the SDK's ``ConsoleSpanExporter`` to a file, as people keep spans."""
+    from openinference.instrumentation import (
+        OITracer,
+        TraceConfig,
+        get_input_attributes,
+        get_output_attributes,
+        get_retriever_attributes,
+        using_session,
+    )
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+
+    path = tmp_path / "rag_spans.json"
+    with open(path, "w", encoding="utf-8") as handle:
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=handle)))
+        tracer = OITracer(provider.get_tracer("rag"), config=TraceConfig())
+        question = "How many sick days do I get?"
+        with using_session("rag-session-1"):
+            with tracer.start_as_current_span("agent", openinference_span_kind="agent") as agent:
+                agent.set_attributes(get_input_attributes(question))
+                with tracer.start_as_current_span("retrieve", openinference_span_kind="retriever") as span:
+                    span.set_attributes(get_input_attributes("sick days"))
+                    span.set_attributes(
+                        get_retriever_attributes(
+                            documents=[
+                                {
+                                    "content": "Every employee gets 10 paid sick days per year.",
+                                    "id": "leave-1",
+                                    "score": 0.92,
+                                    "metadata": {"url": "https://contoso.example/leave"},
+                                },
+                                {"content": "Vacation requests go through the HR portal.", "id": "leave-2"},
+                            ]
+                        )
+                    )
+                agent.set_attributes(get_output_attributes("You get 10 paid sick days a year [1]."))
+        provider.shutdown()
+
+    document, _ = quiet(
+        spans=path, evaluators={"RetrievalResult": {"capability": "retriever", "min_expected_count": 2}}
+    )
+    assert_valid(document, upstream_schema)
+    (item,) = document["items"]
+    assert (item["prompt"], item["response"]) == (question, "You get 10 paid sick days a year [1].")
+    assert item["extensions"][EXT]["session_id"] == "rag-session-1"
+    (execution,) = item["diagnostics"]["retrieval_executions"]
+    assert execution["capability"] == "retriever"
+    assert execution["queries"] == [{"queryString": "sick days"}]
+    assert execution["retrievalHits"] == [
+        {
+            "rank": 1,
+            "extracts": [{"text": "Every employee gets 10 paid sick days per year."}],
+            "webUrl": "https://contoso.example/leave",
+            "id": "leave-1",
+            "score": 0.92,
+        },
+        {"rank": 2, "extracts": [{"text": "Vacation requests go through the HR portal."}], "id": "leave-2"},
+    ]
+    import evalkit
+
+    scored = evalkit.evaluate(_load(document, tmp_path))
+    assert scored["status"].tolist() == ["pass"]  # RetrievalResult reads the hits
+
+
+def _load(document: dict, folder: Path):
+    import evalkit
+
+    path = folder / "doc.json"
+    path.write_text(json.dumps(document))
+    return evalkit.load(path)
