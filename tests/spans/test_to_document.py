@@ -219,12 +219,15 @@ def test_since_keeps_the_traces_that_started_at_or_after_the_time():
     starts = frame.groupby("trace_id")["start_ns"].min().sort_values()
     from datetime import datetime, timezone
 
-    third = datetime.fromtimestamp(starts.iloc[2] / 1e9, tz=timezone.utc)
-    document, _ = quiet(spans=frame, since=third.isoformat())
-    assert {t for _, t in links(document)} == set(starts.index[2:])
-    threads, _ = quiet(spans=frame, since=third.isoformat(), by="session")
-    assert all(len(t["turns"]) >= 1 for t in threads["items"])
-    assert len(threads["items"]) < 3
+    second = datetime.fromtimestamp(starts.iloc[1] / 1e9, tz=timezone.utc)
+    document, _ = quiet(spans=frame, since=second.isoformat())
+    assert {t for _, t in links(document)} == set(starts.index[1:])
+    # by session, a session with such a trace is kept whole (its earlier turns too)
+    session_of = frame.groupby("trace_id")["session_id"].first()
+    threads, _ = quiet(spans=frame, since=second.isoformat(), by="session")
+    turns = {t["conversation_id"]: len(t["turns"]) for t in threads["items"]}
+    assert turns == {"sess-split-broker": 2, "sess-split-ssn-bait": 1, "sess-split-leak": 1}
+    assert session_of[starts.index[0]] == "sess-split-broker"  # the trace before the time, kept in its thread
     with pytest.raises(EvalkitError, match=r"no trace matches the selection \(since 1h\); nothing to write"):
         quiet(spans=frame, since="1h")  # recorded in 2025
     with pytest.raises(EvalkitError, match="write a time"):
@@ -548,3 +551,54 @@ def _load(document: dict, folder: Path):
     path = folder / "doc.json"
     path.write_text(json.dumps(document))
     return evalkit.load(path)
+
+
+# --- edge cases (hand-written spans) -----------------------------------------------------------------------
+
+
+def _turn_span(trace: int, prompt: str, answer: str | None, session: str = "long") -> dict:
+    attributes = {"session.id": session, "gen_ai.operation.name": "invoke_agent"}
+    events = [{"name": "gen_ai.user.message", "timeUnixNano": trace * 10, "attributes": {"content": prompt}}]
+    if answer is not None:
+        attributes["gen_ai.task.output"] = answer
+    return {
+        "traceId": f"{trace:032x}",
+        "spanId": f"{trace:016x}",
+        "name": "invoke_agent demo",
+        "kind": "INTERNAL",
+        "startTimeUnixNano": trace * 1_000_000_000,
+        "endTimeUnixNano": trace * 1_000_000_000 + 5,
+        "attributes": attributes,
+        "events": events,
+        "status": {"code": "UNSET"},
+    }
+
+
+def test_a_session_of_more_than_20_turns_becomes_consecutive_threads(tmp_path, upstream_schema):
+    path = tmp_path / "long.jsonl"
+    path.write_text(
+        "\n".join(json.dumps(_turn_span(n, f"question {n}", f"answer {n}")) for n in range(1, 46))
+    )
+    document, notes = quiet(spans=path, by="session")
+    assert_valid(document, upstream_schema)
+    assert [(t["conversation_id"], len(t["turns"])) for t in document["items"]] == [
+        ("long", 20),
+        ("long (part 2)", 20),
+        ("long (part 3)", 5),
+    ]
+    assert document["items"][1]["turns"][0]["prompt"] == "question 21"
+    assert notes == [
+        f"{path}: session long has 45 turns; the schema takes 20 per thread, so it became 3 threads"
+    ]
+
+
+def test_a_trace_without_an_answer_keeps_its_prompt_and_says_so(tmp_path, upstream_schema):
+    path = tmp_path / "unanswered.jsonl"
+    path.write_text(json.dumps(_turn_span(1, "Is anyone there?", None, session="s1")))
+    document, notes = quiet(spans=path)
+    assert_valid(document, upstream_schema)
+    assert document["items"][0]["prompt"] == "Is anyone there?" and "response" not in document["items"][0]
+    assert notes == [
+        f"{path}: trace {1:032x} (session s1) has no answer in its spans; its item has no response "
+        "(run it with --agent)"
+    ]
