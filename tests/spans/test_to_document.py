@@ -602,3 +602,15 @@ def test_a_trace_without_an_answer_keeps_its_prompt_and_says_so(tmp_path, upstre
         f"{path}: trace {1:032x} (session s1) has no answer in its spans; its item has no response "
         "(run it with --agent)"
     ]
+
+
+def test_secrets_in_the_spans_do_not_reach_the_document(tmp_path):
+    path = tmp_path / "secret.jsonl"
+    span = _turn_span(
+        1, "Use key sk-abcdefghijklmnopqrstuvwx1234 for http://bob:hunter22@db.example/x", "done"
+    )
+    path.write_text(json.dumps(span))
+    document, _ = quiet(spans=path, out=tmp_path / "doc.json")
+    text = (tmp_path / "doc.json").read_text()
+    assert "sk-abcdefghijklmnopqrstuvwx1234" not in text and "hunter22" not in text
+    assert document["items"][0]["prompt"] == "Use key sk-*** for http://***@db.example/x"

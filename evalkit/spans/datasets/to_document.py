@@ -10,7 +10,8 @@ The spans are read by ``evalkit.spans.load`` (every shape and event-record form 
 root, evaluators and first ``CHECKED_ITEMS`` items: the items are all built by the same code) is checked
 against evalkit's schema (the upstream one, with the seeds' differences) before it is returned or written;
 what was left out (a trace with no prompt) or split (a session of more than 20 turns) is said in one
-``EvalkitWarning`` each.
+``EvalkitWarning`` each. Secrets in the spans' text (configured keys, ``sk-...``, bearer tokens, URL
+credentials) are masked, as the store and ``spans.jsonl`` keep them.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.documents.atomic import atomic_write
+from evalkit.documents.redaction import redact
 from evalkit.documents.validation import schema_problems
 from evalkit.documents.versions import LATEST_VERSION, EvalkitWarning
 from evalkit.errors import EvalkitError
@@ -89,7 +91,7 @@ def to_document(
         raise EvalkitError(
             f"{source}: none of the {len(units)} selected {by}(s) has a user prompt in its spans; nothing to write"
         )
-    document = _document(items, source, by, evaluators, selection)
+    document = _document(_redacted(items), source, by, evaluators, selection)
     # Every item is built by the same code, so the root (with the evaluators the caller named) and the
     # first items are checked: jsonschema takes about 5 ms an item, a minute for 10,000 traces.
     problems = schema_problems({**document, "items": items[:CHECKED_ITEMS]})
@@ -98,6 +100,18 @@ def to_document(
     if out is not None:
         write_document(document, out)
     return document
+
+
+def _redacted(value: Any) -> Any:
+    """Every string with secrets masked (``documents.redaction``), as the store and spans.jsonl keep spans:
+    a key an agent quoted in a prompt, a tool argument or an answer does not reach the document."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def _is_frame(value: Any) -> bool:
