@@ -271,8 +271,13 @@ def test_wrong_combinations_are_errors_that_say_the_fix(tmp_path, capsys):
     assert run_cli(["spans", "to-document", "--store", str(tmp_path / "none"), "--out", out]) == 2
     assert "no online evaluation store here (store.sqlite3 is missing)" in capsys.readouterr().out
     assert run_cli(["spans", "to-document", str(SPLIT), "--out", out, "--evaluator", "RetrievalResult"]) == 2
-    assert "default_evaluators.RetrievalResult: needs 'expected_items' or 'min_expected_count'" in (
+    assert "Error: --evaluator: default_evaluators.RetrievalResult: needs 'expected_items' or " in (
         capsys.readouterr().out
+    )
+    assert run_cli(["spans", "to-document", str(SPLIT), "--out", out, "--evaluator", "bad name!"]) == 2
+    assert (
+        "--evaluator: default_evaluators: 'bad name!' is not a valid evaluator name"
+        in capsys.readouterr().out
     )
     assert not Path(out).exists()
 

@@ -95,6 +95,9 @@ def to_document(
     # Every item is built by the same code, so the root (with the evaluators the caller named) and the
     # first items are checked: jsonschema takes about 5 ms an item, a minute for 10,000 traces.
     problems = schema_problems({**document, "items": items[:CHECKED_ITEMS]})
+    given = [p for p in problems if p.startswith("default_evaluators")]
+    if given:  # the caller's evaluators, not the spans
+        raise EvalkitError(f"--evaluator: {given[0]}")
     if problems:
         raise EvalkitError(f"{source}: the document made from the spans is not valid: {problems[0]}")
     if out is not None:
