@@ -375,7 +375,7 @@ def filled_store(tmp_path, monkeypatch):
 
 @pytest.mark.slow  # the receiver, its evaluator workers and the sessions' timeout: about 8 s
 def test_a_store_filled_by_the_receiver_becomes_items_and_where_failed_picks_the_failures(
-    filled_store, upstream_schema
+    filled_store, upstream_schema, capsys
 ):
     store, conversations = filled_store
     every, _ = quiet(store=store)
@@ -395,6 +395,11 @@ def test_a_store_filled_by_the_receiver_becomes_items_and_where_failed_picks_the
     assert all(t["diagnostics"]["retrieval_executions"][0]["retrievalHits"] for t in thread["turns"])
     with pytest.raises(EvalkitError, match=r"holds no result of that evaluator \(evaluators with results: "):
         quiet(store=store, where_failed="workflow_contract")
+    out = store.parent / "failed.json"
+    argv = ["spans", "to-document", "--store", str(store), "--where-failed", "pii_leak", "--by", "session"]
+    assert run_cli([*argv, "--out", str(out)]) == 0
+    assert f"1 thread from 1 trace written to {out}" in capsys.readouterr().out
+    assert json.loads(out.read_text())["items"][0]["conversation_id"] == "broker-2"
 
 
 # --- end to end: the demo agent's trace file becomes a document that runs and replays ------------------------
