@@ -6,7 +6,8 @@ root spans; the earliest prompt, the latest-ending answer):
 * ``prompt``: the user's prompt; ``response``: the agent's final answer, recorded (absent when the trace holds
   none: ``evalkit run --agent`` still replays the prompt);
 * ``diagnostics.tool_calls``: the upstream evidence object (``reading.tool_calls``: identities and statuses
-  of the trace's tool spans, ``{"selected_functions": [], "executions": []}`` when it called none), which
+  of the trace's tool spans, ``{"selected_functions": [], "executions": []}`` when it called none, null lists
+  when the trace has event records but no span), which
   ToolCallSelection / ToolCallExecution judge; ``diagnostics.retrieval_executions`` where the spans carry
   retrieval hits (``retrieval``);
 * ``extensions["dev.evalkit.spans"]``: ``session_id``, ``trace_id``, the trace's ``start`` (ISO 8601, UTC) and
@@ -84,7 +85,9 @@ def _entry(conv: Conversation, trace_id: str, docs: list[dict], notes: list[str]
 
 
 def _no_calls() -> dict:
-    return {"selected_functions": [], "executions": []}
+    """A trace of event records only: its tool spans are unknown, so the evidence is unavailable (null), not
+    an authoritative "no calls"."""
+    return {"selected_functions": None, "executions": None}
 
 
 def _retrieval(turn: Turn, spans: list[dict]) -> list[dict]:
