@@ -66,13 +66,18 @@ def register(commands) -> None:
         help="only the sessions this online evaluator failed (needs --store); by trace, the traces a trace- "
         "or tool-level result failed",
     )
-    parser.add_argument("--sample", metavar="N", type=int, help="at most N items, drawn at random")
+    parser.add_argument(
+        "--sample",
+        metavar="N",
+        type=int,
+        help="at most N items (threads, by session), drawn at random with --seed",
+    )
     parser.add_argument("--seed", metavar="S", type=int, default=0, help="seed of --sample (default 0)")
     parser.add_argument(
         "--session-attribute",
         metavar="NAME",
         help="span or resource attribute holding the session id (default: session.id and the other session "
-        "attributes agent frameworks emit)",
+        "attributes agent frameworks emit; a store's sessions were decided when its spans arrived)",
     )
     parser.add_argument(
         "--log-level",
