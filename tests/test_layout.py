@@ -33,7 +33,7 @@ LAYERS = [
     "__init__",
 ]
 #: Layers inside ``evalkit.spans``, bottom up (its ``__init__`` re-exports lazily and is above them all).
-SPANS_LAYERS = ["reading", "lambdas", "llm_judges", "evaluator_specs", "evaluation", "online"]
+SPANS_LAYERS = ["reading", "lambdas", "llm_judges", "evaluator_specs", "evaluation", "online", "datasets"]
 MAX_LINES = 500
 MAX_ROOT_ENTRIES = 15  # 14 + spark (issue 13)
 

@@ -18,7 +18,8 @@ their session's in the payload; ``Builtin.Correctness``, ``Builtin.GoalSuccessRa
 ``evalkit spans package NAME --out NAME.zip [--requirements requirements.txt]`` builds the AWS Lambda
 deployment zip of one span evaluator (``evalkit.spans.lambdas.packaging``, with its pinned third-party
 packages from ``requirements_bundle``) and prints what went in, the runtime it targets and the handler
-setting. ``evalkit spans invoke`` is in ``spans_invoke``.
+setting. ``evalkit spans invoke`` is in ``spans_invoke``, ``evalkit spans to-document`` in
+``spans_to_document``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from evalkit.cli.run import parse_rate, parse_seconds
 from evalkit.cli.spans_invoke import register as register_invoke
 from evalkit.cli.spans_serve import register as register_serve
 from evalkit.cli.spans_stream import register as register_stream
+from evalkit.cli.spans_to_document import register as register_to_document
 from evalkit.documents.atomic import atomic_write
 from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
 from evalkit.errors import EvalkitError
@@ -126,6 +128,7 @@ def register(subparsers) -> None:
     _register_package(commands)
     register_stream(commands)
     register_invoke(commands)
+    register_to_document(commands)
 
 
 def _no_subcommand(parser):

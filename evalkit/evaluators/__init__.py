@@ -5,7 +5,8 @@
 - Deterministic built-ins. String evaluators: ``matching`` (ExactMatch, PartialMatch, with the numpy
   tokeniser in ``tokens``) and ``citations`` (Citations), over ``options`` (rows grouped by their options)
   and ``columnwise`` (column reading and result assembly). ``retrieval`` (RetrievalQuery, RetrievalResult).
-  ``toolcalls`` (ToolCallSelection, ToolCallExecution) over ``tool_spans`` (tool calls read from spans);
+  ``toolcalls`` (ToolCallSelection, ToolCallExecution) over ``tool_spans`` (tool calls read from spans; the reading itself is
+  ``evalkit.spans.reading.tool_calls``);
   ``tool_allowlist``: the allowlist check of an agent run.
 - ``llm_judges``: Relevance, Coherence, Groundedness, Similarity, ToolCallAccuracy over ``evalkit.judges``.
 - ``custom``: discovery and loading of ``custom-evaluators/<name>/`` (code-only, ``.prompty`` judges, span

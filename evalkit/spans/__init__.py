@@ -5,6 +5,7 @@
     spans.sessions(df)                               # one row per session: traces, spans, tool calls
     ev = spans.load_span_evaluator("schema_check")   # custom-evaluators/schema_check/schema_check.py
     results = spans.evaluate_spans(df, [ev])         # AgentCore Evaluate-style result entries
+    spans.to_document(df, out="regression.json")      # one eval item per trace, to re-run with --agent
 
 A span evaluator is a plain AWS Lambda handler; `evalkit spans package NAME` zips it for AWS Lambda.
 
@@ -32,9 +33,11 @@ Subpackages, as the data flows (each ``__init__`` says what it holds and what it
 - ``online``: ``evalkit spans serve``. ``server`` (``serve``), ``intake``, ``receiver``, ``store``,
   ``store_lock``, ``session_tracking``, ``session_evaluation``, ``exports``, ``views`` (``online_frame``,
   ``pass_rate_over_time``, ``status``).
+- ``datasets``: traces to eval documents (``to_document``, ``evalkit spans to-document``): ``selection``,
+  ``store_sessions``, ``retrieval``, ``items``.
 
 Layers inside, bottom up: ``reading`` < ``lambdas`` < ``llm_judges`` < ``evaluator_specs`` / ``evaluation``
-< ``online`` (``tests/test_layout.py`` holds them).
+< ``online`` < ``datasets`` (``tests/test_layout.py`` holds them).
 
 Nothing here imports pandas or plotly until it is used.
 
@@ -66,6 +69,7 @@ _API = {
     "results_frame": "evalkit.spans.lambdas.results",
     "serve": "evalkit.spans.online.server",
     "sessions": "evalkit.spans.reading.span_frame",
+    "to_document": "evalkit.spans.datasets.to_document",
 }
 
 __all__ = [
@@ -86,9 +90,11 @@ __all__ = [
     "results_frame",
     "serve",
     "sessions",
+    "to_document",
 ]
 
 if TYPE_CHECKING:
+    from evalkit.spans.datasets.to_document import to_document
     from evalkit.spans.evaluation import evaluate_spans
     from evalkit.spans.lambdas.invocation import DEFAULT_TIMEOUT, read_response
     from evalkit.spans.lambdas.payload import PAYLOAD_LIMIT

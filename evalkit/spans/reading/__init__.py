@@ -10,7 +10,8 @@ frame, the receiver and the stream share), ``span_frame`` builds the frame and t
 ``message_forms`` reads prompts, answers and tool calls out of a span and its event records in every form
 agents emit them (the span's own content first, then its records), with ``record_content`` (event records
 joined to their span by trace + span id; AgentCore's split form, GenAI ``operation.details`` events and the
-older per-message events as records) and ``message_text`` (message content and lists in every shape).
+older per-message events as records) and ``message_text`` (message content and lists in every shape); ``tool_calls`` builds the upstream
+``diagnostics.tool_calls`` object (tool identities, execution statuses) from tool spans.
 
 The bottom of ``evalkit.spans``: may import ``evalkit.documents`` and ``evalkit.errors`` only, never the
 other ``evalkit.spans`` subpackages (``lambdas``, ``llm_judges``, ``online``), which all read through it.
