@@ -200,7 +200,9 @@ def test_gitlab_job_runs_its_script_and_after_script(clone, tmp_path):
     assert len(ran) == len(job["script"]) - 1 + len(job["after_script"])
     summary = (clone / "results" / "summary.md").read_text()
     assert "No significant regression against evalkit\\-baseline" in summary
-    assert "(https://gitlab.example.com/group/agent/-/jobs/7/artifacts/file/results/pr/report.html)" in summary
+    assert (
+        "(https://gitlab.example.com/group/agent/-/jobs/7/artifacts/file/results/pr/report.html)" in summary
+    )
     assert (clone / job["artifacts"]["reports"]["junit"]).exists()
     for path in job["artifacts"]["paths"]:
         assert (clone / path).exists()
