@@ -71,6 +71,24 @@ class CiOutputs:
             scored = read_run(Path(report).parent)
         return self._finish(scored, self.baseline, document_title(scored), judge, report)
 
+    def finish_folder(self, out: Path) -> int:
+        """Write the outputs of a run already saved in ``out`` (``--engine spark``), read back from results.json."""
+        if not self.wanted:
+            return 0
+        from evalkit.documents.case_table import document_title
+        from evalkit.documents.run_reader import read_run
+
+        scored = read_run(out)
+        meta = scored.attrs.get("evalkit") or {}
+        return self._finish(
+            scored, self.baseline, document_title(scored), meta.get("judge"), out / "report.html"
+        )
+
+    @property
+    def wanted(self) -> bool:
+        """Whether any CI output or comparison was asked for."""
+        return bool(self.args.summary_md or self.args.junit or self.baseline_dir)
+
     def finish_spans(self, out: Path, judge: dict | None) -> int:
         """Write the outputs of an ``evalkit spans eval`` from its results.json in ``out``."""
         from evalkit.analysis.span_runs import read_span_results, span_case_tables
@@ -181,6 +199,15 @@ def prepare(args, kind: str) -> CiOutputs:
     if args.report_url and not args.report_url.lower().startswith(("https://", "http://")):
         raise EvalkitError(f"--report-url {args.report_url}: give an http:// or https:// address")
     ci = CiOutputs(args=args, kind=kind, baseline_dir=baseline_dir)
+    if ci.wanted and getattr(args, "engine", None) == "spark":
+        from evalkit.cli.run_spark import _is_parquet
+
+        if _is_parquet(Path(args.document)):
+            raise EvalkitError(
+                f"{args.document} is a Parquet case table: a Spark run of a table writes results.parquet only, "
+                "and --summary-md, --junit, --baseline and --fail-on-regression read results.json; run the "
+                "eval document (JSON) instead"
+            )
     if baseline_dir is None:
         return ci
     option = "--fail-on-regression" if args.fail_on_regression else "--baseline"

@@ -131,7 +131,11 @@ def _run(args) -> int:
     if args.engine == "spark":
         from evalkit.cli.run_spark import run_spark
 
-        return run_spark(args, _model_config(args), print_summary)
+        ci = ci_outputs.prepare(args, "run")
+        code = run_spark(args, _model_config(args), print_summary)
+        return max(
+            code, ci.finish_folder(Path(args.out) if args.out else Path("results") / Path(args.document).stem)
+        )
     if args.master:
         raise EvalkitError("--master is for --engine spark")
     from evalkit import engine

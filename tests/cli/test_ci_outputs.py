@@ -301,3 +301,22 @@ def test_spans_eval_rerun_passes_and_worse_tool_results_fail_the_gate(tmp_path, 
     suite = tree.find("testsuite[@name='tool_response_schema (TRACE)']")
     assert suite.get("tests") == "36"
     assert suite.find("testcase/failure") is not None
+
+
+def test_baseline_that_is_also_the_out_folder_is_read_before_it_is_replaced(tmp_path, capsys):
+    out = tmp_path / "results"
+    code, _, _ = run(capsys, document(tmp_path / "a.json", noisy(1)), "--out", out)
+    assert code == 0
+    worse = document(tmp_path / "b.json", noisy(1) | set(range(20, 35)))
+    code, _, err = run(capsys, worse, "--out", out, "--fail-on-regression", out)
+    assert code == 1
+    assert "Regression: ExactMatch" in err
+
+
+def test_ci_outputs_of_a_spark_run_of_a_parquet_table_are_refused_up_front(tmp_path, capsys):
+    table = tmp_path / "cases.parquet"
+    table.write_bytes(b"PAR1")
+    code = cli(["run", str(table), "--engine", "spark", "--junit", str(tmp_path / "j.xml")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "Parquet case table" in err and "results.json" in err
