@@ -27,8 +27,10 @@ import pandas as pd
 
 from evalkit.errors import EvalkitError
 
-__all__ = ["read_span_results", "span_case_table", "span_case_tables", "target_text"]
+__all__ = ["SPAN_SOURCE", "read_span_results", "span_case_table", "span_case_tables", "target_text"]
 
+#: ``attrs["evalkit"]["source"]`` of a span run's case table: how the CI outputs tell it from a document's run.
+SPAN_SOURCE = "<spans>"
 LEVEL_ORDER = {"SESSION": 0, "TRACE": 1, "TOOL_CALL": 2}
 
 
@@ -169,5 +171,5 @@ def _frame(rows: list[dict], evaluators: list[dict]) -> pd.DataFrame:
         {"name": ev["name"], "key": ev["key"], "score_field": ev["key"], "level": ev["level"]}
         for ev in evaluators
     ]
-    df.attrs["evalkit"] = {"scored": scored, "document": {}, "source": "<spans>"}
+    df.attrs["evalkit"] = {"scored": scored, "document": {}, "source": SPAN_SOURCE}
     return df

@@ -33,13 +33,17 @@ import pandas as pd
 from evalkit.analysis.formatting import count, percent
 from evalkit.analysis.pairing import column_texts
 from evalkit.analysis.regression_gate import verdicts
+from evalkit.analysis.span_runs import SPAN_SOURCE
 from evalkit.analysis.summaries import STATUS_ROW, numeric_scores, scored_evaluators, status_counts, summary
 from evalkit.reporting.markdown_text import inline
 
-__all__ = ["WORST", "summary_markdown", "worst_rows"]
+__all__ = ["LIMIT", "WORST", "is_span_run", "summary_markdown", "worst_rows"]
 
-#: How many of the worst rows the summary lists.
+#: How many of the worst rows the summary lists, and how many failing evaluators of each.
 WORST = 10
+PROBLEMS_PER_ROW = 5
+#: Most characters of the summary: GitHub refuses comments over 65,536.
+LIMIT = 60_000
 _STATUS_RANK = {"error": 0, "partial": 1, "fail": 2, "pass": 3}
 
 
@@ -71,7 +75,14 @@ def summary_markdown(
             f"Full report: {inline(report, 300)} (in the run's results folder or the job's artifacts)",
             "",
         ]
-    return "\n".join(parts).rstrip() + "\n"
+    text = "\n".join(parts).rstrip() + "\n"
+    if len(text) > LIMIT:  # cut at a line, never inside an escape
+        cut = text.rfind("\n", 0, LIMIT - 200)
+        text = (
+            text[:cut]
+            + "\n\n(Summary cut short here to fit a pull-request comment: the rest is in report.html.)\n"
+        )
+    return text
 
 
 def _url(url: str) -> str:
@@ -161,10 +172,16 @@ def _row_label(frame: pd.DataFrame, position: int) -> str:
     item = frame["item"].iloc[position] if "item" in frame.columns else position
     turn = frame["turn"].iloc[position] if "turn" in frame.columns else None
     prompt = column_texts(frame, "prompt", "")[position]
-    if str(prompt).startswith("session "):  # a span run: the target is the label
+    if is_span_run(frame):  # the target (session / trace / span) is the label
         return inline(prompt, 160)
     where = f"item {int(item)}" + ("" if turn is None or pd.isna(turn) else f", turn {int(turn)}")
     return f"{where}: {inline(prompt, 100)}" if prompt else where
+
+
+def is_span_run(frame: pd.DataFrame) -> bool:
+    """Whether ``frame`` is a ``spans eval`` run (:mod:`evalkit.analysis.span_runs`), not a document's run."""
+    meta = frame.attrs.get("evalkit") or {}
+    return isinstance(meta, dict) and meta.get("source") == SPAN_SOURCE
 
 
 def worst_rows(frame: pd.DataFrame, limit: int = WORST) -> list[tuple[int, list[tuple[str, str, str]]]]:
@@ -218,6 +235,9 @@ def _worst(frame: pd.DataFrame) -> list[str]:
     status = column_texts(frame, "status", "")
     for position, problems in rows:
         label = _row_label(frame, position)
+        more = len(problems) - PROBLEMS_PER_ROW
+        if more > 0:
+            problems = [*problems[:PROBLEMS_PER_ROW], (f"and {more} more", "", "see report.html")]
         for index, (name, result, reason) in enumerate(problems or [("", "", "")]):
             first = index == 0
             out.append(

@@ -34,6 +34,7 @@ import pandas as pd
 from evalkit.analysis.pairing import column_texts
 from evalkit.analysis.summaries import scored_evaluators
 from evalkit.documents.atomic import atomic_write
+from evalkit.reporting.ci_summary import is_span_run
 
 __all__ = ["junit_tree", "write_junit", "xml_text"]
 
@@ -67,7 +68,7 @@ def _message(text: str) -> str:
 
 def _case_name(frame: pd.DataFrame, position: int, prompts) -> str:
     prompt = str(prompts[position] or "")
-    if prompt.startswith("session "):  # a span run: the target names the case
+    if is_span_run(frame):  # the target (session / trace / span) names the case
         return prompt
     item = int(frame["item"].iloc[position]) if "item" in frame.columns else position
     turn = frame["turn"].iloc[position] if "turn" in frame.columns else None

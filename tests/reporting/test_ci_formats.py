@@ -143,3 +143,32 @@ def test_a_real_drop_is_found_among_noisy_evaluators():
     found = regressions(compare(baseline, worse, resamples=1))
     assert [v.evaluator for v in found] == ["judge0"]
     assert found[0].test_text().startswith("McNemar exact test p = ")
+
+
+def many_failures(evaluators: int, rows: int) -> pd.DataFrame:
+    data = {"item": range(rows), "prompt": [f"q{i}" for i in range(rows)], "status": "fail"}
+    scored = []
+    for e in range(evaluators):
+        data[f"e{e}"] = 0.0
+        data[f"e{e}_result"] = "fail"
+        data[f"e{e}_reason"] = f"reason {e} " + "x" * 400
+        scored.append({"name": f"judge{e}", "key": f"e{e}", "score_field": f"e{e}"})
+    df = pd.DataFrame(data)
+    df.attrs["evalkit"] = {"scored": scored, "document": {}}
+    return df
+
+
+def test_summary_lists_five_evaluators_per_row_and_fits_a_comment(monkeypatch):
+    from evalkit.reporting import ci_summary
+
+    text = ci_summary.summary_markdown(many_failures(12, 20), title="t", report="out/report.html")
+    assert "### Worst items (10 of 20 rows)" in text
+    assert text.count("| and 7 more  | see report\\.html |") == 10
+    assert "judge5 (fail)" not in text and "judge4 (fail)" in text
+    monkeypatch.setattr(ci_summary, "LIMIT", 3000)
+    short = ci_summary.summary_markdown(many_failures(12, 20), title="t", report="out/report.html")
+    assert len(short) <= 3000
+    assert short.endswith(
+        "(Summary cut short here to fit a pull-request comment: the rest is in report.html.)\n"
+    )
+    assert all(line.count("|") in (0, 5, 6) or not line.startswith("|") for line in short.splitlines())
