@@ -252,7 +252,7 @@ def _judge(judge: dict | None) -> list[str]:
         return []
     parts = []
     if judge.get("model"):
-        parts.append(f"model {inline(judge['model'], 80)}")
+        parts.append(inline(judge["model"], 120))
     if judge.get("calls") is not None:
         parts.append(count(int(judge["calls"]), "call"))
     if judge.get("cache_hits") is not None:
