@@ -168,6 +168,17 @@ def test_github_workflow_fails_the_check_on_a_regression_and_still_posts(clone, 
     assert (clone / "results" / "junit.xml").exists()
 
 
+def test_github_workflow_without_a_baseline_posts_the_summary_and_does_not_gate(clone, tmp_path):
+    commit_document(clone, "pr", {1, 2})  # the document is new in the pull request
+    git("fetch", "--quiet", "origin", cwd=clone)
+    outcomes, paths = run_github(clone, tmp_path, {"EVAL_DOC": "data/gate.json"})
+    assert dict(outcomes)["Evaluate the target branch (baseline)"] == 0
+    assert dict(outcomes)["Evaluate the pull request"] == 0
+    summary = paths["GITHUB_STEP_SUMMARY"].read_text()
+    assert summary.startswith("## evalkit: gate") and "Against the baseline" not in summary
+    assert "| ExactMatch | 95.0% | 38 | 2 | 0 |" in summary
+
+
 def test_gitlab_job_runs_its_script_and_after_script(clone, tmp_path):
     job = yaml.safe_load((clone / GITLAB).read_text())["evalkit"]
     env = environment(
