@@ -155,6 +155,11 @@ class CiOutputs:
         gating = self.args.fail_on_regression is not None
         for v in drops:
             print(gate_line(v, label), file=sys.stderr if gating else sys.stdout)
+        if not verdicts:
+            print(
+                f"Warning: no evaluator is in both this run and {label}: nothing was compared",
+                file=sys.stderr,
+            )
         if not drops:
             tests = sum(v.kind != "too few pairs" for v in verdicts)
             print(

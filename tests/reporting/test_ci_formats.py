@@ -172,3 +172,16 @@ def test_summary_lists_five_evaluators_per_row_and_fits_a_comment(monkeypatch):
         "(Summary cut short here to fit a pull-request comment: the rest is in report.html.)\n"
     )
     assert all(line.count("|") in (0, 5, 6) or not line.startswith("|") for line in short.splitlines())
+
+
+def test_report_url_cannot_break_out_of_its_link():
+    from evalkit.reporting.ci_summary import summary_markdown
+
+    df = many_failures(1, 1)
+    text = summary_markdown(df, title="t", report_url="https://ci.example/a)](javascript:alert(1)) <b>")
+    link = next(line for line in text.splitlines() if line.startswith("Full report: "))
+    assert (
+        link
+        == "Full report: [report.html](https://ci.example/a%29%5D%28javascript:alert%281%29%29%20%3Cb%3E)"
+    )
+    assert "(#)" in summary_markdown(df, title="t", report_url="javascript:alert(1)")
