@@ -25,6 +25,7 @@ May import: ``evalkit.analysis`` (summaries, regression_gate, formatting), ``rep
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -190,34 +191,31 @@ def worst_rows(frame: pd.DataFrame, limit: int = WORST) -> list[tuple[int, list[
     status = column_texts(frame, "status", "pass")
     specs = scored_evaluators(frame)
     failed = np.zeros(len(frame), dtype=int)
-    scores = []
+    scores, columns = [], []
     for ev in specs:
         result = column_texts(frame, f"{ev['key']}_result")
         failed += (result == "fail") | (result == "error")
+        columns.append((str(ev.get("name", ev["key"])), result, ev["key"]))
         if ev["key"] in frame.columns:
             scores.append(numeric_scores(frame[ev["key"]]))
-    with np.errstate(all="ignore"):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            mean = np.nanmean(np.vstack(scores), axis=0) if scores else np.zeros(len(frame))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # rows without any score: mean of nothing
+        mean = np.nanmean(np.vstack(scores), axis=0) if scores else np.zeros(len(frame))
     mean = np.where(np.isnan(mean), np.inf, mean)
-    rank = np.array([_STATUS_RANK.get(s, 2) for s in status])
+    rank = pd.Series(status).map(_STATUS_RANK).fillna(2).to_numpy()
     candidates = np.flatnonzero(rank < _STATUS_RANK["pass"])
     order = sorted(candidates.tolist(), key=lambda i: (rank[i], -failed[i], mean[i], i))[:limit]
     out = []
     for position in order:
         problems = []
-        for ev in specs:
-            result = column_texts(frame, f"{ev['key']}_result")[position]
-            if result in ("fail", "error"):
-                column = f"{ev['key']}_error" if result == "error" else f"{ev['key']}_reason"
-                problems.append(
-                    (str(ev.get("name", ev["key"])), result, column_texts(frame, column, "")[position])
-                )
+        for name, result, key in columns:
+            if result[position] in ("fail", "error"):
+                column = f"{key}_error" if result[position] == "error" else f"{key}_reason"
+                why = frame[column].iloc[position] if column in frame.columns else None
+                problems.append((name, result[position], "" if why is None or why != why else str(why)))
         if not problems and status[position] == "error":
-            problems.append(("(row)", "error", column_texts(frame, "error_message", "")[position]))
+            why = frame["error_message"].iloc[position] if "error_message" in frame.columns else None
+            problems.append(("(row)", "error", "" if why is None or why != why else str(why)))
         out.append((position, problems))
     return out
 

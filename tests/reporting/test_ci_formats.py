@@ -13,7 +13,7 @@ from lxml import etree
 
 from evalkit.analysis.comparison import compare
 from evalkit.analysis.regression_gate import _holm, regressions, verdicts
-from evalkit.reporting.junit import junit_tree, xml_text
+from evalkit.reporting.junit import junit_lines, xml_text
 from evalkit.reporting.markdown_text import WORD_JOINER, inline
 
 XSD = Path(__file__).resolve().parent / "data" / "junit-10.xsd"
@@ -81,21 +81,20 @@ def scored_table(results: list[str], reasons: list[str]) -> pd.DataFrame:
 def test_junit_with_hostile_reasons_validates_and_keeps_the_text():
     hostile = ']]></failure><script>x</script>\x0b & "quotes" \ud83d'
     df = scored_table(["pass", "fail", "error"], ["fine", hostile, None])
-    tree = junit_tree(df, title="t")
-    data = etree.tostring(etree.fromstring(etree_bytes(tree)))
-    assert etree.XMLSchema(etree.parse(str(XSD))).validate(etree.fromstring(data))
-    failure = etree.fromstring(data).find(".//failure")
+    data = "\n".join(junit_lines(df, title='t "quoted" <title>\nnext')).encode()
+    root = etree.fromstring(data)
+    assert etree.XMLSchema(etree.parse(str(XSD))).validate(root)
+    assert root.get("name") == 'evalkit: t "quoted" <title>\nnext'
+    failure = root.find(".//failure")
     assert failure.text.startswith(']]></failure><script>x</script>\\x0b & "quotes" \\ud83d')
-    error = etree.fromstring(data).find(".//error")
+    assert failure.get("message").startswith("]]></failure><script>x</script>\\x0b")
+    error = root.find(".//error")
     assert error.get("message") == "judge \\x1b[31mtimed out\\x00"
-
-
-def etree_bytes(tree) -> bytes:
-    import io
-
-    buffer = io.BytesIO()
-    tree.write(buffer, encoding="utf-8", xml_declaration=True)
-    return buffer.getvalue()
+    assert [c.get("name") for c in root.iter("testcase")] == [
+        "item 0: question 0",
+        "item 1: question 1",
+        "item 2: question 2",
+    ]
 
 
 def test_holm_adjustment_by_hand():
