@@ -320,3 +320,26 @@ def test_ci_outputs_of_a_spark_run_of_a_parquet_table_are_refused_up_front(tmp_p
     err = capsys.readouterr().err
     assert code == 2
     assert "Parquet case table" in err and "results.json" in err
+
+
+def test_no_evaluator_in_both_runs_is_said_not_passed_silently(tmp_path, capsys):
+    def only(evaluator: str, path: Path) -> Path:
+        doc = json.loads(document(path, set()).read_text())
+        doc["default_evaluators"] = {evaluator: {}}
+        for item in doc["items"]:  # item 10 asks for ExactMatch itself
+            item.pop("evaluators", None)
+            item.pop("evaluators_mode", None)
+        path.write_text(json.dumps(doc))
+        return path
+
+    assert run(capsys, only("ExactMatch", tmp_path / "a.json"), "--out", tmp_path / "a")[0] == 0
+    code, out, err = run(
+        capsys,
+        only("PartialMatch", tmp_path / "b.json"),
+        "--out",
+        tmp_path / "b",
+        "--fail-on-regression",
+        tmp_path / "a",
+    )
+    assert code == 0
+    assert "Warning: no evaluator is in both this run and a: nothing was compared" in err
