@@ -5,6 +5,8 @@
 - ``statistics``: McNemar test, paired bootstrap, and the resampling defaults (seed, resamples, confidence).
 - ``comparison``: two runs compared (``compare``, the ``Comparison`` model: deltas, regressions);
   ``comparison_views``: its text table and notebook HTML.
+- ``regression_gate``: the verdict per evaluator against a baseline (McNemar, Holm-adjusted) behind
+  ``--fail-on-regression``; ``span_runs``: a ``spans eval`` results folder as a scored case table.
 - ``labels``: human labels beside a document; ``agreement``: kappa, Spearman, within one, bias and their
   bootstrap intervals; ``calibration``: judge against people (``calibrate``, the ``Calibration`` model);
   ``noise``: judge noise over repeated judgments (spread, flips, pass^k, pass@k); ``calibration_views``: the

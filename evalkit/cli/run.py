@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from evalkit.cli import ci_outputs
 from evalkit.errors import EvalkitError
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -84,6 +85,7 @@ def register(subparsers) -> None:
         metavar="URL",
         help="Spark master for --engine spark (default: spark-submit's, else local[*])",
     )
+    ci_outputs.add_options(parser)
     parser.set_defaults(func=main)
 
 
@@ -129,7 +131,11 @@ def _run(args) -> int:
     if args.engine == "spark":
         from evalkit.cli.run_spark import run_spark
 
-        return run_spark(args, _model_config(args), print_summary)
+        ci = ci_outputs.prepare(args, "run")
+        code = run_spark(args, _model_config(args), print_summary)
+        return max(
+            code, ci.finish_folder(Path(args.out) if args.out else Path("results") / Path(args.document).stem)
+        )
     if args.master:
         raise EvalkitError("--master is for --engine spark")
     from evalkit import engine
@@ -146,6 +152,7 @@ def _run(args) -> int:
             "drop --evaluate-only to send the prompts to the agent."
         )
     path = Path(args.document)
+    ci = ci_outputs.prepare(args, "run")
     df = documents.load(path)
     scored = engine.evaluate(
         df,
@@ -187,13 +194,14 @@ def _run(args) -> int:
     print(f"Report:  {paths['html']}")
     if args.agent:
         print(f"Spans:   {paths['spans.jsonl']} ({count(spans[0], 'span')})")
+    code = ci.finish_run(scored, paths["html"])
     if args.fail_under is not None and rate < args.fail_under:
         print(
             f"Gate failed: pass rate {percent(rate)} is below --fail-under {percent(args.fail_under)}",
             file=sys.stderr,
         )
         return 1
-    return 0
+    return code
 
 
 def _model_config(args) -> dict | None:

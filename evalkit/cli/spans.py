@@ -32,6 +32,7 @@ from collections import Counter
 from pathlib import Path
 
 from evalkit.analysis.formatting import count, percent
+from evalkit.cli import ci_outputs
 from evalkit.cli.run import parse_rate, parse_seconds
 from evalkit.cli.spans_invoke import register as register_invoke
 from evalkit.cli.spans_serve import register as register_serve
@@ -123,6 +124,7 @@ def register(subparsers) -> None:
         default="warning",
         help="info: say which span shapes each file held",
     )
+    ci_outputs.add_options(ev)
     ev.set_defaults(func=main)
     register_serve(commands)
     _register_package(commands)
@@ -158,6 +160,7 @@ def main(args) -> int:
             what=f"Span evaluator {llm[0]}",
         )
     references = _read_references(args.reference_inputs) if args.reference_inputs else None
+    ci = ci_outputs.prepare(args, "spans")
     df = load(args.spans, warn=False, session_attribute=args.session_attribute)
     problems = df.attrs.get("problems", [])
     for problem in problems[:SHOWN_PROBLEMS]:
@@ -201,12 +204,25 @@ def main(args) -> int:
     print(f"Pass rate {percent(rate)} ({passed} of {count(total, 'result')} passing, no error)")
     print(f"Results: {json_path}")
     print(f"CSV:     {csv_path}")
+    code = ci.finish_spans(out, _judge_counts(judges))
     if args.fail_under is not None and rate < args.fail_under:
         print(
             f"Gate failed: pass rate {rate:.1%} is below --fail-under {args.fail_under:.1%}", file=sys.stderr
         )
         return 1
-    return 0
+    return code
+
+
+def _judge_counts(judges) -> dict | None:
+    """What the run counted of its LLM judge calls, for the CI summary."""
+    if judges is None:
+        return None
+    return {
+        "calls": judges.pool.calls_made,
+        "cache_hits": judges.pool.cache_hits,
+        "prompt_tokens": judges.tokens["prompt"],
+        "completion_tokens": judges.tokens["completion"],
+    }
 
 
 def _read_references(path: str) -> list:
