@@ -71,3 +71,32 @@ def _no_judge_environment(monkeypatch, tmp_path_factory):
         "OPENAI_MODEL",
     ):
         monkeypatch.delenv(name, raising=False)
+
+
+# --- the fast tier: what is slow is marked here, by what it needs, so no test file has to remember --------
+
+#: Fixtures that start a browser, a Spark session or a notebook kernel: a test using one is slow.
+SLOW_FIXTURES = frozenset({"browser", "open_page", "spark", "generated_path"})
+#: Folders whose tests all drive a browser, Spark or papermill.
+SLOW_FOLDERS = ("reporting/browser", "spark", "docs")
+#: Single files whose tests execute notebooks with papermill.
+SLOW_FILES = frozenset({"notebook/test_notebooks.py", "notebook/test_parameters.py"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks (--dist loadgroup)
+def pytest_collection_modifyitems(config, items):
+    """Mark slow tests (``pytest -m "not slow"`` is the fast tier) and keep Spark tests on one xdist worker.
+
+    One worker owns the Spark session (one JVM of 1 GB, not two fighting over two cores).
+    """
+    tests = REPO / "tests"
+    for item in items:
+        relative = Path(str(item.path)).resolve().relative_to(tests).as_posix()
+        if (
+            SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+            or relative.startswith(SLOW_FOLDERS)
+            or relative in SLOW_FILES
+        ):
+            item.add_marker(pytest.mark.slow)
+        if relative.startswith("spark/") or "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("spark"))
