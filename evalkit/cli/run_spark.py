@@ -31,6 +31,7 @@ def run_spark(args, model_config: dict | None, print_summary) -> int:
     started = time.perf_counter()
     path = Path(args.document)
     is_table = _is_parquet(path)
+    from evalkit.cli.run_evaluators import extra_evaluators
     from evalkit.documents.folder_swap import replaced_folder
     from evalkit.reporting.run_files import RUN_FILES
     from evalkit.spark.batch import load, plan_evaluation
@@ -43,6 +44,7 @@ def run_spark(args, model_config: dict | None, print_summary) -> int:
         run = plan_evaluation(
             sdf,
             custom_dir=args.custom_dir,
+            evaluators=extra_evaluators(args),
             model_config=model_config,
             concurrency=max(1, args.concurrency),
             cache=not args.no_cache,
