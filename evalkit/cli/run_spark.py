@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from evalkit import errors
+from evalkit.analysis.formatting import count, percent
 from evalkit.errors import EvalkitError
 
 _WORKER_ERROR = re.compile(r"evalkit\.errors\.(\w+): (.+)")
@@ -64,14 +65,14 @@ def run_spark(args, model_config: dict | None, print_summary) -> int:
     total = counts["total"]
     rate = counts["pass"] / total if total else 0.0
     print(
-        f"{total} rows: {counts['pass']} pass, {counts['fail']} fail, {counts['partial']} partial, "
-        f"{counts['error']} error (pass rate {rate:.1%}) in {time.perf_counter() - started:.2f} s "
+        f"{count(total, 'row')}: {counts['pass']} pass, {counts['fail']} fail, {counts['partial']} partial, "
+        f"{counts['error']} error (pass rate {percent(rate)}) in {time.perf_counter() - started:.2f} s "
         f"(Spark {spark.sparkContext.master})"
     )
     print_summary(totals.summary(judge))
     if judge:
         print(
-            f"Judge: {judge['model']}: {judge['calls']} calls, {judge['cache_hits']} from cache, "
+            f"Judge: {judge['model']}: {count(judge['calls'], 'call')}, {judge['cache_hits']} from cache, "
             f"{judge['prompt_tokens']} prompt + {judge['completion_tokens']} completion tokens"
         )
     print(f"Parquet: {paths['parquet']}")
