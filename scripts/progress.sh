@@ -13,7 +13,8 @@ pip_progress() {
       Collecting\ *)
         collected=$((collected + 1))
         if [ $((collected % 25)) = 0 ]; then
-          step "  $collected packages collected (${line#Collecting })"
+          line=${line#Collecting }
+          step "  $collected packages collected (${line%% *})"
         fi
         ;;
       Installing\ collected\ packages:*)
