@@ -37,8 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m evalkit.testing",
         description="Serve evalkit's local model server (deterministic heuristic judge answers) on 127.0.0.1 "
-        "until Ctrl-C, and print the shell lines that make evalkit use it as its judge: "
-        'eval "$(...)" them, or write them to a file and source it.',
+        "until Ctrl-C, and print the shell lines that make evalkit use it as its judge: paste them into the "
+        "shell that runs evalkit, or redirect them to a file and source it (python -m evalkit.testing > judge.env &).",
     )
     parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
     parser.add_argument(

@@ -146,3 +146,23 @@ def test_sigterm_stops_it_cleanly_too_and_a_busy_port_is_an_error():
     process.terminate()
     _, err = process.communicate(timeout=10)
     assert process.returncode == 0 and err.splitlines()[-1] == "Stopped after 0 requests."
+
+
+def test_fail_rate_answers_429_with_retry_after_and_a_bad_rate_is_refused():
+    process, lines = start("--fail-rate", "1")
+    try:
+        client = openai.OpenAI(base_url=lines[0].split("=", 1)[1], api_key="local", max_retries=0)
+        with pytest.raises(openai.RateLimitError) as limited:
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        assert limited.value.response.headers["retry-after"] == "0.5"
+    finally:
+        code, _ = stop(process)
+    assert code == 0
+    bad = subprocess.run(
+        [sys.executable, "-m", "evalkit.testing", "--fail-rate", "2"],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert (bad.returncode, bad.stdout) == (2, "")
+    assert bad.stderr == "Error: --fail-rate 2.0 is not a share between 0 and 1 (e.g. 0.1)\n"
