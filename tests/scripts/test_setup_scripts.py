@@ -13,7 +13,21 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 #: The real programs the scripts use besides the fakes.
-TOOLS = ("bash", "sed", "head", "cat", "sha256sum", "cut", "uname", "dirname", "env", "mkdir", "chmod", "cp")
+TOOLS = (
+    "bash",
+    "sed",
+    "head",
+    "cat",
+    "sha256sum",
+    "cut",
+    "uname",
+    "dirname",
+    "env",
+    "mkdir",
+    "chmod",
+    "cp",
+    "sleep",
+)
 
 
 def sandbox(tmp_path: Path, *, root: bool = True, java: str | None = None, packages: str = "") -> dict:
@@ -135,7 +149,8 @@ fi
 case "$*" in
   *"-m pip install --progress-bar off"*)
     for i in $(seq 1 60); do echo "Collecting package$i>=1.0 (from evalkit==0.1.0)"; echo "  Using cached package$i-1.0.whl"; done
-    echo "Installing collected packages: package1, package2"
+    echo "Installing collected packages: package1, package2, package3"
+    sleep 1.3  # pip says nothing while it installs: the progress says it is still at it
     echo "Successfully installed package1-1.0 package2-1.0 package3-1.0";;
   *"-c"*) echo 3.11;;
 esac
@@ -160,21 +175,28 @@ def test_a_first_setup_prints_a_line_per_step_with_the_time(tmp_path):
     fake.write_text(FAKE_PYTHON.replace("BASH", shutil.which("bash")))
     fake.chmod(0o755)
     done = subprocess.run(
-        [shutil.which("bash"), str(project / "scripts" / "setup.sh")], env=env, capture_output=True, text=True
+        [shutil.which("bash"), str(project / "scripts" / "setup.sh")],
+        env={**env, "EVALKIT_PROGRESS_EVERY": "0.5"},
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr
-    assert [line.split("] ", 1)[1] for line in done.stdout.splitlines()] == [
+    said = [line.split("] ", 1)[1] for line in done.stdout.splitlines()]
+    ticks = said.count("  still installing")
+    assert 1 <= ticks <= 3, said  # one a tick (0.5 s here) while the fake pip installs for 1.3 s
+    assert [line for line in said if line != "  still installing"] == [
         "creating .venv with python3",
         "upgrading pip",
         "installing evalkit, its test tools and the Spark extra (the first time: about 5 minutes)",
-        "  25 packages collected (package25>=1.0)",
-        "  50 packages collected (package50>=1.0)",
-        "  60 packages collected; installing them (the longest part)",
+        "  25 requirements collected (package25>=1.0)",
+        "  50 requirements collected (package50>=1.0)",
+        "  installing 3 packages (the longest part)",
         "  installed 3 packages",
         "downloading the wheels of the Lambda packaging test into .venv/wheelhouse",
         "set up (.venv is ready; 'source .venv/bin/activate' puts evalkit and papermill on your PATH)",
     ]
     assert all(line.startswith("[setup 0:0") for line in done.stdout.splitlines())  # m:ss since the start
+    assert said.index("  still installing") == said.index("  installing 3 packages (the longest part)") + 1
     second = subprocess.run(
         [shutil.which("bash"), str(project / "scripts" / "setup.sh")], env=env, capture_output=True, text=True
     )
