@@ -103,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         server.fail_randomly(args.fail_rate, status=429, retry_after=0.5)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    # a shell without job control starts `... &` with SIGINT ignored, and Python keeps it so: Ctrl-C / kill -INT
+    # must stop the server all the same
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         print("\n".join(exports(server, args.api, args.key or DEFAULT_KEY)), flush=True)
         print(

@@ -15,13 +15,15 @@ from evalkit.judges.judge_answers import read_judge_answer
 from evalkit.judges.models import _judge_config, judge_client
 
 
-def start(*args: str) -> tuple[subprocess.Popen, list[str]]:
-    """The server process and the shell lines it printed (read until its ``unset`` line)."""
+def start(*args: str, sigint_ignored: bool = False) -> tuple[subprocess.Popen, list[str]]:
+    """The server process and the shell lines it printed (read until its ``unset`` line). ``sigint_ignored``:
+    started as a script's ``python -m evalkit.testing &`` is, SIGINT ignored (bash without job control)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "evalkit.testing", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None,
     )
     lines = []
     while not lines or not lines[-1].startswith("unset "):
@@ -166,3 +168,9 @@ def test_fail_rate_answers_429_with_retry_after_and_a_bad_rate_is_refused():
     )
     assert (bad.returncode, bad.stdout) == (2, "")
     assert bad.stderr == "Error: --fail-rate 2.0 is not a share between 0 and 1 (e.g. 0.1)\n"
+
+
+def test_sigint_stops_it_when_started_in_the_background_of_a_script():
+    process, _ = start(sigint_ignored=True)
+    code, err = stop(process)
+    assert code == 0 and err.splitlines()[-1] == "Stopped after 0 requests."
