@@ -87,6 +87,8 @@ def evaluate(
         table["evaluators"] = [merged.setdefault(id(m), {**m, **extra}) for m in table["evaluators"]]
     rows = _Rows(table)
     names_where = _names_where(table, rows, adhoc)
+    for name in extra:  # added to every row by the caller: say so in messages, not "items[0]"
+        names_where[name] = "evaluators= / --evaluator"
 
     resolved = _resolve(
         {n: w for n, w in names_where.items() if n not in adhoc}, custom_dir, reuse, evaluator_timeout or None

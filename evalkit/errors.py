@@ -46,4 +46,11 @@ class EnvironmentConfigError(EvalkitError):
 
 
 class ParameterError(EvalkitError):
-    """A notebook was given a parameter it does not declare (papermill itself only warns)."""
+    """A notebook was given a parameter it does not declare (papermill itself only warns).
+
+    In a notebook it shows as its one line, ``ParameterError: <message>``, not as a traceback through
+    ``check_parameters``: IPython shows what ``_render_traceback_`` returns, and papermill repeats it.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"ParameterError: {self}"]

@@ -12,3 +12,6 @@ echo
 # 3. Recorded OpenTelemetry spans: AgentCore built-in LLM judges next to a code-based evaluator, the judge being
 #    evalkit's local model server (offline, deterministic).
 .venv/bin/python scripts/demo_span_judges.py results/agentcore-spans
+echo
+echo "evalkit and papermill are in .venv/bin: 'source .venv/bin/activate' puts them on your PATH for the README's" \
+  "commands (or call .venv/bin/evalkit)."

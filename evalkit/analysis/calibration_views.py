@@ -19,6 +19,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from evalkit.analysis.agreement import METRICS
+from evalkit.analysis.formatting import count
 from evalkit.analysis.templating import cut, render
 
 __all__ = ["CSS", "calibration_html", "fmt", "noise_html"]
@@ -138,7 +139,10 @@ def noise_html(noise: Any, *, max_rows: int) -> str:
         for row in noisy.itertuples(index=False)
     ]
     unmatched = (
-        f" {noise.unmatched:,} rows missing from some sample were left out." if noise.unmatched else ""
+        f" {count(noise.unmatched, 'row')} missing from some sample {'was' if noise.unmatched == 1 else 'were'} "
+        "left out."
+        if noise.unmatched
+        else ""
     )
     return str(
         render(

@@ -66,6 +66,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.analysis.comparison_views import format_table, notebook_html
+from evalkit.analysis.formatting import count
 from evalkit.analysis.pairing import as_run, column_texts, pair_rows, run_label
 from evalkit.analysis.run_identity import run_identity
 from evalkit.analysis.statistics import (
@@ -164,8 +165,8 @@ class Comparison:
     def __repr__(self) -> str:
         evaluators = int((self.evaluators.index != STATUS_ROW).sum())
         return (
-            f"<Comparison {self.label_a!r} -> {self.label_b!r}: {self.paired} paired rows, "
-            f"{len(self.unpaired)} unpaired, {evaluators} evaluators, {len(self.regressed)} regressed, "
+            f"<Comparison {self.label_a!r} -> {self.label_b!r}: {count(self.paired, 'paired row')}, "
+            f"{len(self.unpaired)} unpaired, {count(evaluators, 'evaluator')}, {len(self.regressed)} regressed, "
             f"{len(self.improved)} improved>"
         )
 

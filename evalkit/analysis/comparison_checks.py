@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalkit.analysis.formatting import count
 from evalkit.analysis.pairing import ONLY_A, ONLY_B
 from evalkit.analysis.statistics import MIN_PAIRS
 
@@ -64,8 +65,9 @@ def notices(c: Any) -> list[tuple[str, str, str]]:
             (
                 WARNING,
                 "Few shared rows.",
-                f"Only {c.paired} of {larger} rows are paired ({c.paired / larger:.0%}); {c.label_a} has {rows_a} "
-                f"rows, {c.label_b} {rows_b}. Every number below is about the paired rows only.",
+                f"Only {c.paired:,} of {count(larger, 'row')} {'is' if c.paired == 1 else 'are'} paired "
+                f"({c.paired / larger:.0%}); {c.label_a} has {count(rows_a, 'row')}, {c.label_b} {rows_b:,}. Every "
+                "number below is about the paired rows only.",
             )
         )
     if c.paired < MIN_PAIRS:
@@ -73,7 +75,8 @@ def notices(c: Any) -> list[tuple[str, str, str]]:
             (
                 WARNING,
                 "Too few pairs for a test.",
-                f"{c.paired} paired rows (at least {MIN_PAIRS} are needed): no change is marked significant.",
+                f"{count(c.paired, 'paired row')} (at least {MIN_PAIRS} are needed): no change is marked "
+                "significant.",
             )
         )
     return out

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from evalkit.analysis.formatting import percent
+from evalkit.analysis.formatting import count, percent
 from evalkit.analysis.pairing import ONLY_A, ONLY_B, PROMPT_CHANGED
 from evalkit.analysis.statistics import MIN_PAIRS
 from evalkit.analysis.summaries import STATUS_ROW
@@ -61,7 +61,7 @@ def format_table(comparison: Any) -> str:
     lines = [
         f"A: {c.label_a}",
         f"B: {c.label_b}",
-        f"{c.paired} paired rows; {len(c.unpaired)} unpaired ("
+        f"{count(c.paired, 'paired row')}; {len(c.unpaired):,} unpaired ("
         + ", ".join(f"{int(reasons.get(r, 0))} {r}" for r in (ONLY_A, ONLY_B, PROMPT_CHANGED))
         + ")",
     ]
@@ -110,7 +110,7 @@ def format_table(comparison: Any) -> str:
         lines.append("Only in A (not compared): " + ", ".join(c.only_a))
     if c.only_b:
         lines.append("Only in B (not compared): " + ", ".join(c.only_b))
-    lines.append(f"{len(c.regressed)} rows regressed, {len(c.improved)} improved.")
+    lines.append(f"{count(len(c.regressed), 'row')} regressed, {len(c.improved):,} improved.")
     return "\n".join(lines)
 
 

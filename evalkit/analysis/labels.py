@@ -46,6 +46,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.analysis.formatting import count
 from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
 from evalkit.errors import EvalkitError
 
@@ -414,7 +415,7 @@ class Labels:
     def __repr__(self) -> str:
         where = f" at {self.path}" if self.path is not None else ""
         names = ", ".join(self.evaluators()) or "none"
-        return f"<Labels{where}: {len(self)} labels; evaluators: {names}>"
+        return f"<Labels{where}: {count(len(self), 'label')}; evaluators: {names}>"
 
 
 def labels_frame(labels: Labels | str | os.PathLike | pd.DataFrame) -> pd.DataFrame:

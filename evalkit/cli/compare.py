@@ -1,13 +1,15 @@
 """``evalkit compare A B [--out FILE.html]``: per-evaluator deltas between two saved runs, and an HTML report.
 
 A and B are run folders (as written by ``evalkit run --out DIR``) or their results.json files; A is the baseline,
-B the candidate. The deltas table is printed; ``--out`` also writes the standalone comparison report. Exit 0 when
-the comparison was made (a regression is information, not a failure), 2 for user mistakes (a missing folder, a
+B the candidate. The deltas table is printed, and the page's warnings (different documents, few shared rows, too
+few pairs for a test) go to stderr; ``--out`` also writes the standalone comparison report. Exit 0 when the
+comparison was made (a regression is information, not a failure), 2 for user mistakes (a missing folder, a
 file that is not a run).
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -44,6 +46,7 @@ def main(args) -> int:
         raise EvalkitError(f"--resamples must be at least 1, got {args.resamples}")
     comparison = compare(args.run_a, args.run_b, seed=args.seed, resamples=args.resamples)
     print(comparison.table())
+    print_notices(comparison)
     if args.out:
         out = Path(args.out)
         try:
@@ -53,3 +56,10 @@ def main(args) -> int:
         print(f"Report: {out}")
     print(f"Compared in {time.perf_counter() - started:.2f} s")
     return 0
+
+
+def print_notices(comparison) -> None:
+    """The page's banners (different documents, few shared rows, too few pairs) on stderr, one line each:
+    ``Warning: <heading> <text>``, or ``Note:`` for what could not be checked."""
+    for level, heading, text in comparison.notices:
+        print(f"{'Warning' if level == 'warning' else 'Note'}: {heading} {text}", file=sys.stderr)

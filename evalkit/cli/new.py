@@ -8,8 +8,19 @@ from evalkit.evaluators.scaffold import scaffold
 def register(subparsers) -> None:
     parser = subparsers.add_parser("new", help="scaffold a custom evaluator in custom-evaluators/NAME/")
     parser.add_argument("name", metavar="NAME", help="evaluator name: a letter, then letters, digits or _")
-    parser.add_argument("--llm", action="store_true", help="an LLM judge (.py wrapper + .prompty)")
-    parser.add_argument("--custom-dir", metavar="DIR", default="custom-evaluators")
+    parser.add_argument(
+        "--llm",
+        action="store_true",
+        help="an LLM judge (.py wrapper + .prompty) that receives the prompt, the response, expected_response and "
+        "context",
+    )
+    parser.add_argument(
+        "--custom-dir",
+        metavar="DIR",
+        default="custom-evaluators",
+        help="folder to create NAME/ in (default: custom-evaluators); a run finds it there only with the same "
+        "--custom-dir, which replaces ./custom-evaluators",
+    )
     parser.set_defaults(func=main)
 
 

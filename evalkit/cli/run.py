@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from evalkit.cli import ci_outputs
+from evalkit.cli.run_evaluators import CUSTOM_DIR_HELP, add_evaluator_option, extra_evaluators
 from evalkit.errors import EvalkitError
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -22,9 +23,8 @@ def register(subparsers) -> None:
         help="eval document (JSON); with --engine spark also a case table in Parquet",
     )
     parser.add_argument("--out", metavar="DIR", help="results folder (default: results/<document name>)")
-    parser.add_argument(
-        "--custom-dir", metavar="DIR", help="custom evaluators folder (default: ./custom-evaluators)"
-    )
+    parser.add_argument("--custom-dir", metavar="DIR", help=CUSTOM_DIR_HELP)
+    add_evaluator_option(parser)
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="warning")
     parser.add_argument(
         "--fail-under",
@@ -157,6 +157,7 @@ def _run(args) -> int:
     scored = engine.evaluate(
         df,
         custom_dir=args.custom_dir,
+        evaluators=extra_evaluators(args),
         model_config=_model_config(args),
         concurrency=max(1, args.concurrency),
         cache=not args.no_cache,

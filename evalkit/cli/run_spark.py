@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from evalkit import errors
+from evalkit.analysis.formatting import count, percent
 from evalkit.errors import EvalkitError
 
 _WORKER_ERROR = re.compile(r"evalkit\.errors\.(\w+): (.+)")
@@ -31,6 +32,7 @@ def run_spark(args, model_config: dict | None, print_summary) -> int:
     started = time.perf_counter()
     path = Path(args.document)
     is_table = _is_parquet(path)
+    from evalkit.cli.run_evaluators import extra_evaluators
     from evalkit.documents.folder_swap import replaced_folder
     from evalkit.reporting.run_files import RUN_FILES
     from evalkit.spark.batch import load, plan_evaluation
@@ -43,6 +45,7 @@ def run_spark(args, model_config: dict | None, print_summary) -> int:
         run = plan_evaluation(
             sdf,
             custom_dir=args.custom_dir,
+            evaluators=extra_evaluators(args),
             model_config=model_config,
             concurrency=max(1, args.concurrency),
             cache=not args.no_cache,
@@ -62,14 +65,14 @@ def run_spark(args, model_config: dict | None, print_summary) -> int:
     total = counts["total"]
     rate = counts["pass"] / total if total else 0.0
     print(
-        f"{total} rows: {counts['pass']} pass, {counts['fail']} fail, {counts['partial']} partial, "
-        f"{counts['error']} error (pass rate {rate:.1%}) in {time.perf_counter() - started:.2f} s "
+        f"{count(total, 'row')}: {counts['pass']} pass, {counts['fail']} fail, {counts['partial']} partial, "
+        f"{counts['error']} error (pass rate {percent(rate)}) in {time.perf_counter() - started:.2f} s "
         f"(Spark {spark.sparkContext.master})"
     )
     print_summary(totals.summary(judge))
     if judge:
         print(
-            f"Judge: {judge['model']}: {judge['calls']} calls, {judge['cache_hits']} from cache, "
+            f"Judge: {judge['model']}: {count(judge['calls'], 'call')}, {judge['cache_hits']} from cache, "
             f"{judge['prompt_tokens']} prompt + {judge['completion_tokens']} completion tokens"
         )
     print(f"Parquet: {paths['parquet']}")

@@ -17,6 +17,7 @@ import argparse
 import signal
 import threading
 
+from evalkit.analysis.formatting import count
 from evalkit.cli.run import parse_rate
 from evalkit.errors import EvalkitError
 
@@ -199,7 +200,8 @@ def status_main(args) -> int:
     counts = info["counts"]
     print(
         f"Sessions: {counts['open']} open, {counts['complete']} complete, {counts['evaluated']} evaluated, "
-        f"{counts['skipped']} skipped; {counts['spans']} spans, {counts['records']} records stored"
+        f"{counts['skipped']} skipped; {count(counts['spans'], 'span')}, {count(counts['records'], 'record')} "
+        "stored"
     )
     names = sorted(set(info["hour"]) | set(info["day"]))
     if not names:

@@ -15,6 +15,7 @@ import signal
 import threading
 import time
 
+from evalkit.analysis.formatting import count
 from evalkit.cli.spans_serve import parse_percentage
 from evalkit.errors import EvalkitError
 
@@ -195,7 +196,7 @@ def stream_main(args) -> int:
         results = read_parts(args.sink)
         sessions = len({r["attributes"]["session.id"] for r in results})
         print(
-            f"{len(results)} results for {sessions} sessions in {args.sink} "
+            f"{count(len(results), 'result')} for {count(sessions, 'session')} in {args.sink} "
             f"({time.perf_counter() - started:.1f} s)"
         )
     return 0

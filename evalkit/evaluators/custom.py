@@ -29,6 +29,7 @@ from evalkit.evaluators.base import verdict_frame
 from evalkit.evaluators.contract import ContractError, describe_exception, read_score, signature_message
 from evalkit.evaluators.import_limit import UnloadedEvaluator, import_timeout_message, import_within
 from evalkit.evaluators.llm_judges import LLMJudge
+from evalkit.evaluators.names import default_custom_dir
 from evalkit.evaluators.prompty_checks import check_template, warn_missing_prompty
 from evalkit.evaluators.span_docs import SpanDocumentEvaluator
 from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT, own_failure, run_with_time_limit
@@ -390,6 +391,11 @@ def _unknown_message(name: str, folder: Path, where: str) -> str:
         f"<your_project>/custom-evaluators/{name}/, that the file basenames match the folder name, and that "
         "you run from the project root (or pass --custom-dir)."
     )
+    if folder.resolve() != default_custom_dir().resolve():
+        message += (
+            f" Only {folder} was searched: --custom-dir (custom_dir=) replaces the project's custom-evaluators/ "
+            "folder, it is not added to it."
+        )
     if folder.is_dir():
         near = [p.name for p in folder.iterdir() if p.is_dir() and p.name.casefold() == name.casefold()]
         if near:

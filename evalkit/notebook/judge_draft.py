@@ -48,7 +48,8 @@ class JudgeDraft:
 
     Args:
         name: the judge's name; an existing ``custom_dir/<name>/<name>.prompty`` is opened, otherwise a new
-            judge is started from ``evalkit new --llm``'s template (nothing is written before ``save()``).
+            judge is started from the minimal judge scaffold, prompt and response only (``evalkit new --llm``
+            also passes the reference answer and context); nothing is written before ``save()``.
         custom_dir: the project's custom evaluator folder, where ``save()`` writes.
         df: the case table whose columns fill the template's variables (``variables()``, ``render()``).
     """

@@ -136,11 +136,12 @@ def _class_name(name: str) -> str:
 
 
 def scaffold_texts(name: str) -> tuple[str, str]:
-    """The ``.prompty`` and ``.py`` that ``evalkit new NAME --llm`` writes (it also checks the name)."""
+    """The ``.prompty`` and ``.py`` a new judge in the studio starts from: the minimal scaffold (prompt and
+    response; ``evalkit new NAME --llm`` also passes the reference answer and context). It checks the name."""
     from evalkit.evaluators.scaffold import scaffold
 
     with tempfile.TemporaryDirectory(prefix="evalkit-scaffold-") as folder:
-        scaffold(name, folder, llm=True)
+        scaffold(name, folder, llm=True, reference=False)
         home = Path(folder) / name
         return (
             (home / f"{name}.prompty").read_text(encoding="utf-8"),

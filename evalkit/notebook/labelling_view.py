@@ -118,7 +118,7 @@ class LabellingView:
         where = f"item {row['item']}" + ("" if row["turn"] is None else f", turn {row['turn']}")
         self.header.value = (
             f"<b>{html.escape(model.evaluator)}</b> &middot; row {model.position + 1} of {len(model)} "
-            f"({html.escape(where)}) &middot; {model.labelled_count()} labelled"
+            f"({html.escape(where)}) &middot; {labelled_of(model.labelled_count(), len(model))}"
         )
         if row["judge_hidden"]:
             judge = _block("Judge", "", empty="hidden until you label this row (blind mode)")
@@ -142,12 +142,15 @@ class LabellingView:
             self.blind.value = model.blind
         finally:
             self._syncing = False
-        label = "no label yet" if row["label"] is None else f"labelled {row['label']}"
+        label = "no label yet" if row["label"] is None else f"your label: {row['label']}"
         if row["stale_label"]:
             label += (
                 " (the label stored here was given for another prompt: the document changed; label it again)"
             )
-        status = f"{html.escape(label)} &middot; saved in {html.escape(str(model.labels_path))}"
+        status = (
+            f"{html.escape(label)} &middot; labels are saved as you give them in "
+            f"{html.escape(str(model.labels_path))} (a widget opened on that file shows them again)"
+        )
         if self._error:
             status = f"<span style='color:#842029'>{html.escape(self._error)}</span><br>{status}"
         self.status.value = status
@@ -179,3 +182,9 @@ def _block(title: str, text: str, empty: str = "(empty)") -> str:
         f"<div style='white-space:pre-wrap;border-left:3px solid #ccc;padding-left:8px'>"
         f"{html.escape(text) or f'<i>{html.escape(empty)}</i>'}</div></div>"
     )
+
+
+def labelled_of(labelled: int, rows: int) -> str:
+    """The header's progress: ``"4 of 10 rows labelled"`` (the count of rows with a label, never a label value:
+    the status line says the row's label as "your label: 2")."""
+    return f"{labelled:,} of {rows:,} {'row' if rows == 1 else 'rows'} labelled"

@@ -9,6 +9,13 @@ injected (it starts with papermill's ``# Parameters`` comment line) and the note
 parameters when a name was injected that the notebook does not declare. Outside papermill (no injected
 cell) it does nothing, so running the cells by hand, in any order, is unaffected.
 
+``labels_path_for()`` keeps the labels a person gives in Jupyter apart from those of an unattended run
+(papermill, ``jupyter nbconvert --execute``, the test suite): an unattended run gets a fresh labels file of its
+own, so it never brings back, nor adds to, the labels and notes given interactively. ``unattended()`` tells the
+two apart: papermill injected parameters, or the kernel was asked to run the cell without a frontend that can
+answer input (nbclient, which papermill and nbconvert use, sends ``allow_stdin=False``; JupyterLab, Notebook and
+VS Code send ``True``).
+
 ``project_path()`` lets a notebook run from the project folder and from ``notebooks/`` alike: its default
 paths are written relative to the project folder (``data/demo.json``), and a path that does not exist from
 the current folder is taken from the project folder (the nearest folder, from the current one upwards,
@@ -88,6 +95,43 @@ def project_path(path: str | os.PathLike | None) -> Path | None:
     if given.is_absolute() or given.exists():
         return given.resolve()
     return project_root() / given
+
+
+#: The labels file of an unattended run, in the notebook's output folder (replaced at each such run).
+UNATTENDED_LABELS = "papermill.labels.json"
+
+
+def unattended(history: list[str] | None = None) -> bool:
+    """Whether this notebook is being run unattended (papermill, nbconvert --execute) rather than by a person in
+    Jupyter; see the module docstring. False outside a kernel."""
+    if history is None:
+        history = _input_history()
+    if any(_first_line(cell) == INJECTED_MARK for cell in history):
+        return True
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - evalkit's notebooks always run in IPython
+        return False
+    kernel = getattr(get_ipython(), "kernel", None)
+    allow_stdin = getattr(kernel, "_allow_stdin", None)  # ipykernel: this execute request's allow_stdin
+    return allow_stdin is False
+
+
+def labels_path_for(labels_file: str | os.PathLike | None, out_dir: Path, interactive_name: str) -> Path:
+    """Where a notebook's labelling widget keeps its labels.
+
+    ``labels_file`` given (a notebook parameter): that file, shared by every run that names it. Otherwise, in a
+    person's Jupyter session, ``out_dir / interactive_name``, so labels are there again when the notebook is
+    reopened; in an unattended run, ``out_dir /`` :data:`UNATTENDED_LABELS`, emptied first, so the run starts with
+    no labels and leaves the interactive file untouched.
+    """
+    if labels_file is not None:
+        return project_path(labels_file)
+    if not unattended():
+        return Path(out_dir) / interactive_name
+    path = Path(out_dir) / UNATTENDED_LABELS
+    path.unlink(missing_ok=True)
+    return path
 
 
 def _first_line(source: str) -> str:

@@ -50,7 +50,7 @@ def sent(server, role: str, since: int = 0) -> list[str]:
 def test_a_new_judge_starts_from_the_scaffold_and_writes_nothing(studio, tmp_path):
     from evalkit.evaluators.scaffold import scaffold
 
-    scaffold("answer_quality", tmp_path / "reference", llm=True)
+    scaffold("answer_quality", tmp_path / "reference", llm=True, reference=False)  # prompt and response only
     expected = (tmp_path / "reference/answer_quality/answer_quality.prompty").read_text()
     assert studio.is_new
     assert studio.prompt_text == expected

@@ -1,7 +1,10 @@
 """Scaffolds of working custom evaluators (``evalkit new NAME [--llm]``, JudgeStudio's new judges).
 
 The ``*.txt`` files beside this module are the templates: a code-only evaluator, or an LLM judge's ``.py``
-wrapper and ``.prompty``, both in the seed's contract. ``llm.py.v1.txt`` is the wrapper earlier versions
+wrapper and ``.prompty``, both in the seed's contract. ``evalkit new NAME --llm`` writes the judge that receives
+the item's ``expected_response`` and ``context`` too (``llm_reference.*``: most judges grade against the
+reference answer); JudgeStudio starts a new judge from the minimal one (``llm.*``: prompt and response), whose
+demo shows how adding the reference answer changes the judge. ``llm.py.v1.txt`` is the wrapper earlier versions
 wrote (reading ``data["score"]`` itself), kept so that JudgeStudio still knows such a wrapper as the scaffold's.
 """
 
@@ -16,8 +19,14 @@ from evalkit.errors import EvalkitError
 from evalkit.evaluators.names import NAME_PATTERN, builtin_collision, name_too_long
 
 
-def scaffold(name: str, custom_dir: str | Path = "custom-evaluators", *, llm: bool = False) -> list[Path]:
-    """Create ``custom_dir/name/`` with a working evaluator; returns the files written."""
+def scaffold(
+    name: str, custom_dir: str | Path = "custom-evaluators", *, llm: bool = False, reference: bool = True
+) -> list[Path]:
+    """Create ``custom_dir/name/`` with a working evaluator; returns the files written.
+
+    ``reference``: an LLM judge that also receives ``expected_response`` and ``context`` (the default), or
+    only the prompt and the response (``False``, JudgeStudio's starting point).
+    """
     if not NAME_PATTERN.match(name):
         raise EvalkitError(
             f"{quote(name)} is not a valid evaluator name: start with a letter, then letters, digits or _."
@@ -34,8 +43,9 @@ def scaffold(name: str, custom_dir: str | Path = "custom-evaluators", *, llm: bo
     if home.exists():
         raise EvalkitError(f"{home} already exists; choose another name or edit that evaluator.")
     class_name = _class_name(name)
+    kind = "llm_reference" if reference else "llm"
     templates = (
-        [("llm.py.txt", f"{name}.py"), ("llm.prompty.txt", f"{name}.prompty")]
+        [(f"{kind}.py.txt", f"{name}.py"), (f"{kind}.prompty.txt", f"{name}.prompty")]
         if llm
         else [("code.py.txt", f"{name}.py")]
     )
@@ -54,6 +64,9 @@ def _class_name(name: str) -> str:
 
 
 def earlier_llm_wrappers(name: str) -> list[str]:
-    """The ``<name>.py`` wrappers earlier versions of ``evalkit new NAME --llm`` wrote, unchanged."""
-    text = resources.files(__name__).joinpath("llm.py.v1.txt").read_text(encoding="utf-8")
-    return [text.format(name=name, class_name=_class_name(name))]
+    """The other ``<name>.py`` wrappers a scaffold wrote, unchanged: earlier versions of ``evalkit new NAME --llm``
+    (``llm.py.v1.txt``, then the prompt-and-response one JudgeStudio still starts from) and the current
+    ``evalkit new NAME --llm`` wrapper."""
+    names = ("llm.py.v1.txt", "llm.py.txt", "llm_reference.py.txt")
+    texts = [resources.files(__name__).joinpath(n).read_text(encoding="utf-8") for n in names]
+    return [text.format(name=name, class_name=_class_name(name)) for text in texts]
