@@ -366,7 +366,8 @@ class JudgeRun:
                 name: ev.identity for name, ev in resolved.items() if getattr(ev, "is_llm", False)
             },
             **_judge_parameters(resolved),
-            "calls": self.pool.calls_made,
+            # requests sent (``judges.metering``), retries included: what the model server received
+            "calls": self.pool.usage.requests if hasattr(self.pool, "usage") else self.pool.calls_made,
             "cache_hits": self.pool.cache_hits,
             "throttled": self.pool.limit.cuts,
             "tokens": tokens,

@@ -190,7 +190,7 @@ def main(args) -> int:
     if judges is not None:
         pool = judges.pool
         print(
-            f"Judge: {count(pool.calls_made, 'model call')}, {pool.cache_hits} cached; tokens "
+            f"Judge: {count(pool.usage.requests, 'model call')}, {pool.cache_hits} cached; tokens "
             f"{judges.tokens['prompt']} prompt + {judges.tokens['completion']} completion"
         )
     passed, total = passing(results, evaluators=evaluators)
