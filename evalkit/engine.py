@@ -18,7 +18,7 @@ import pandas as pd
 from evalkit.documents.case_table import CASE_COLUMNS
 from evalkit.documents.redaction import install_log_redaction, redact, redact_many, register_secrets_of
 from evalkit.documents.statuses import apply_statuses
-from evalkit.errors import EnvironmentConfigError
+from evalkit.errors import EnvironmentConfigError, EvalkitError
 from evalkit.evaluators.base import RESULT_COLUMNS, error_frame, score_column
 from evalkit.evaluators.custom import CallableEvaluator, RowEvaluator
 from evalkit.evaluators.registry import resolve_evaluators
@@ -46,6 +46,7 @@ def evaluate(
     sample: int = 0,
     progress: bool | None = None,
     reuse: dict | None = None,
+    price: Any = None,
 ) -> pd.DataFrame:
     """Score a case table and return a new one with result columns, ``status`` and ``error``.
 
@@ -75,6 +76,8 @@ def evaluate(
             keeps one per executor process): evaluators are resolved (custom ones imported) and the judge pool
             and cache opened on first use, then reused, so judge back-off and HTTP clients outlive one call.
             Judge counters and tokens in the result's attrs are then cumulative over the calls.
+        price: the judge model's price, ``(input, output)`` USD per 1M tokens (default: the ``EVALKIT_PRICES``
+            file's entry for the model, else "price not set"); the cost is in the judge summary's ``cost``.
     """
     quiet_llm_libraries()  # before custom evaluators or judges import promptflow / azure-ai-evaluation
     install_log_redaction()  # no key in any log line, promptflow's and openai's included
@@ -100,7 +103,7 @@ def evaluate(
     )
     if reuse is not None:
         reuse["pool"] = pool
-    judge = _prepare_judges(resolved, model_config, pool, cache, sample)
+    judge = _prepare_judges(resolved, model_config, pool, cache, sample, price)
 
     if agent is not None:
         table = _run_agent(table, agent, concurrency)
@@ -351,15 +354,17 @@ def _attach(table: pd.DataFrame, key: str, parts: list[pd.DataFrame]) -> None:
 class JudgeRun:
     """The judge side of a run: the model, the shared pool; what it cost."""
 
-    def __init__(self, config: dict, pool):
+    def __init__(self, config: dict, pool, price=None):
         self.config = config
         self.pool = pool
+        self.price = price  # a judges.prices.Price, or None: "price not set"
 
     def summary(self, resolved: dict) -> dict:
         from evalkit.judges.models import describe
+        from evalkit.judges.prices import judge_cost
 
         tokens = {name: dict(ev.tokens) for name, ev in resolved.items() if getattr(ev, "is_llm", False)}
-        return {
+        judge = {
             "model": describe(self.config),
             "model_name": self.config.get("azure_deployment") or self.config.get("model"),
             "prompt_hashes": {
@@ -374,6 +379,18 @@ class JudgeRun:
             "prompt_tokens": sum(t["prompt"] for t in tokens.values()),
             "completion_tokens": sum(t["completion"] for t in tokens.values()),
         }
+        judge["cost"] = judge_cost(judge, self.price or _file_price(judge["model_name"]))
+        return judge
+
+
+def _file_price(model: str | None):
+    """The ``EVALKIT_PRICES`` entry of ``model`` (None when unset or unreadable: provenance never fails a run)."""
+    from evalkit.judges.prices import price_for
+
+    try:
+        return price_for(model)
+    except EvalkitError:
+        return None
 
 
 def _judge_parameters(resolved: dict) -> dict:
@@ -393,7 +410,7 @@ def _judge_parameters(resolved: dict) -> dict:
 
 
 def _prepare_judges(
-    resolved: dict, model_config: dict | None, pool: JudgePool, cache, sample: int = 0
+    resolved: dict, model_config: dict | None, pool: JudgePool, cache, sample: int = 0, price=None
 ) -> JudgeRun | None:
     """Stop before any work when an LLM evaluator is asked for and no judge model is configured;
     otherwise give every LLM evaluator the model and the run's one judge pool."""
@@ -408,13 +425,16 @@ def _prepare_judges(
         raise EnvironmentConfigError(MISSING_JUDGE_MESSAGE.format(what=f"The LLM evaluator(s) {what}"))
     register_secrets_of(config)
     log.debug("judge model: %s", describe(config))
+    from evalkit.judges.prices import price_for
+
+    price = price_for(config.get("azure_deployment") or config.get("model"), price)  # a bad file: before work
     if pool.cache is None:  # a reused pool keeps the cache it opened
         pool.cache = _open_cache(cache)
     for name in llm:
         resolved[name].model_config = config
         resolved[name].pool = pool
         resolved[name].sample = sample
-    return JudgeRun(config, pool)
+    return JudgeRun(config, pool, price)
 
 
 def _open_cache(cache):

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from evalkit.cli.judge_cost import add_price_option, judge_line
 from evalkit.errors import EvalkitError
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -84,6 +85,7 @@ def register(subparsers) -> None:
         metavar="URL",
         help="Spark master for --engine spark (default: spark-submit's, else local[*])",
     )
+    add_price_option(parser)
     parser.set_defaults(func=main)
 
 
@@ -156,6 +158,7 @@ def _run(args) -> int:
         judge_timeout=args.judge_timeout,
         evaluator_timeout=args.evaluator_timeout,
         agent=args.agent,
+        price=args.price,
     )
     out = Path(args.out) if args.out else Path("results") / path.stem
     spans: list[int] = []
@@ -178,10 +181,7 @@ def _run(args) -> int:
     _print_evaluators(scored)
     judge = scored.attrs["evalkit"].get("judge")
     if judge:
-        print(
-            f"Judge: {judge['model']}: {count(judge['calls'], 'call')}, {judge['cache_hits']} from cache, "
-            f"{judge['prompt_tokens']} prompt + {judge['completion_tokens']} completion tokens"
-        )
+        print(judge_line(judge))
     print(f"Results: {paths['json']}")
     print(f"CSV:     {paths['csv']}")
     print(f"Report:  {paths['html']}")

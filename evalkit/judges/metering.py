@@ -14,7 +14,7 @@ Every client evalkit builds or hands a model configuration to sends with ``max_r
 promptflow's; azure-ai-evaluation retries above ``create``), so one ``create`` is one HTTP request, and the
 run's request count equals what the model server received, retries included.
 
-May import: ``evalkit.judges.pool``, ``evalkit.judges.strict_answers``.
+May import: ``evalkit.judges.strict_answers``.
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.documents.redaction import redact
+from evalkit.judges.failures import JudgeFailure
+from evalkit.judges.metering import Usage, metering
 
 log = logging.getLogger("evalkit.judges")
 
@@ -51,22 +52,6 @@ class Outcome:
     code: str | None = None
     attempts: int = 0
     cached: bool = False
-
-
-class JudgeFailure(Exception):
-    """A judge call that failed in a known way; ``code`` is the upstream error code.
-
-    The message is redacted here (``evalkit.documents.redaction``): servers echo keys in their errors, and
-    this message goes into results, logs and the terminal.
-    """
-
-    def __init__(
-        self, message: str, code: str = "evaluatorError", *, retryable: bool = False, retry_after=None
-    ):
-        super().__init__(redact(message))
-        self.code = code
-        self.retryable = retryable
-        self.retry_after = retry_after
 
 
 class AdaptiveLimit:
@@ -132,8 +117,6 @@ class JudgePool:
         self.random = random.Random(seed)
         self.calls_made = 0  # pool attempts; the requests they sent are in ``usage`` (``judges.metering``)
         self.cache_hits = 0
-        from evalkit.judges.metering import Usage  # here: metering reads answers with JudgeFailure
-
         self.usage = Usage()
 
     def run(self, calls: list[Call], on_done: Callable[[int, Outcome], None] | None = None) -> list[Outcome]:
@@ -200,8 +183,6 @@ class JudgePool:
 
     @staticmethod
     def _call(call: Call, attempt: _Attempt, done: queue.Queue, usage=None) -> None:
-        from evalkit.judges.metering import metering
-
         try:
             with metering(usage, call.identity):
                 value = call.run()

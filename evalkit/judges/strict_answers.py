@@ -16,7 +16,7 @@ scored 1, silently) and a 100 MB answer was stored whole in results.json and res
 - ``cut_reason``: a stored reason keeps at most ``reason_limit()`` characters (``EVALKIT_REASON_LIMIT``,
   default 20,000), ending in a marker that says how much was cut.
 
-May import: ``evalkit.judges.pool`` (``JudgeFailure``).
+May import: ``evalkit.judges.failures``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import math
 import os
 from typing import Any
 
-from evalkit.judges.pool import JudgeFailure
+from evalkit.judges.failures import JudgeFailure
 
 ANSWER_LIMIT_VARIABLE = "EVALKIT_JUDGE_ANSWER_LIMIT"
 REASON_LIMIT_VARIABLE = "EVALKIT_REASON_LIMIT"
