@@ -164,3 +164,8 @@ def test_span_judges_count_every_request_and_token(model_server):
     assert judges.pool.usage.requests == model_server.request_count == len(results) + 2
     spent = judges.pool.usage.by_evaluator
     assert sum(s.prompt for s in spent.values()) == model_server.tokens_reported["prompt"]
+    assert judges.tokens == model_server.tokens_reported
+    model_server.script = lambda request: '{"explanation": "x", "label": "Off The Scale"}'
+    refused = evaluate_spans(SPANS, ["Builtin.Helpfulness"], judges=judges)
+    assert {r["errorCode"] for r in refused} == {"judgeOutputOffScale"}
+    assert judges.tokens == model_server.tokens_reported  # refused answers were billed: counted
