@@ -7,6 +7,7 @@ crashes only turns its own rows into error results; the others keep theirs.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import time
@@ -18,10 +19,12 @@ import pandas as pd
 from evalkit.documents.case_table import CASE_COLUMNS
 from evalkit.documents.redaction import install_log_redaction, redact, redact_many, register_secrets_of
 from evalkit.documents.statuses import apply_statuses
-from evalkit.errors import EnvironmentConfigError, EvalkitError
+from evalkit.errors import EnvironmentConfigError
 from evalkit.evaluators.base import RESULT_COLUMNS, error_frame, score_column
 from evalkit.evaluators.custom import CallableEvaluator, RowEvaluator
+from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.registry import resolve_evaluators
+from evalkit.evaluators.samples import DEFAULT_PASS_RULE, check_samples, flaky_rows, judged_k_times
 from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT
 from evalkit.judges.offline import quiet_llm_libraries
 from evalkit.judges.pool import JudgePool
@@ -47,6 +50,8 @@ def evaluate(
     progress: bool | None = None,
     reuse: dict | None = None,
     price: Any = None,
+    samples: int = 1,
+    pass_rule: str = DEFAULT_PASS_RULE,
 ) -> pd.DataFrame:
     """Score a case table and return a new one with result columns, ``status`` and ``error``.
 
@@ -78,7 +83,10 @@ def evaluate(
             Judge counters and tokens in the result's attrs are then cumulative over the calls.
         price: the judge model's price, ``(input, output)`` USD per 1M tokens (default: the ``EVALKIT_PRICES``
             file's entry for the model, else "price not set"); the cost is in the judge summary's ``cost``.
+        samples: judge every row of every LLM judge this many times (each its own cache entry) and combine them
+            by ``pass_rule`` (``all``: every judgment passed; ``majority``), see ``evaluators.samples``.
     """
+    check_samples(samples, pass_rule)
     quiet_llm_libraries()  # before custom evaluators or judges import promptflow / azure-ai-evaluation
     install_log_redaction()  # no key in any log line, promptflow's and openai's included
     table = _complete(df.copy())
@@ -111,7 +119,9 @@ def evaluate(
     scored_specs = []
     timings = {}
     work = {name: rows.asking(name, everywhere=name in adhoc) for name in resolved}
-    with progress_bar(total=int(sum(m.sum() for m in work.values())), enabled=progress) as bar:
+    repeats = {name: samples if isinstance(ev, LLMJudge) else 1 for name, ev in resolved.items()}
+    total = int(sum(m.sum() * repeats[name] for name, m in work.items()))
+    with progress_bar(total=total, enabled=progress) as bar:
         for name, evaluator in resolved.items():
             started = time.perf_counter()
             mask = work[name]
@@ -123,7 +133,12 @@ def evaluate(
                     bar.update(1)
 
                 evaluator.on_row_done = tick
-            _attach(table, evaluator.key, _score_one(evaluator, rows, mask, adhoc=name in adhoc))
+            if repeats[name] > 1:
+                score = functools.partial(_score_one, evaluator, rows, mask, adhoc=name in adhoc)
+                parts = judged_k_times(evaluator, samples, pass_rule, score)
+            else:
+                parts = _score_one(evaluator, rows, mask, adhoc=name in adhoc)
+            _attach(table, evaluator.key, parts)
             scored_specs.append(
                 {
                     "name": name,
@@ -135,9 +150,12 @@ def evaluate(
             )
             timings[name] = time.perf_counter() - started
             log.debug("evaluator %s: %d rows in %.3f s", name, int(mask.sum()), timings[name])
-            bar.update(int(mask.sum()) - judged[0])
+            bar.update(int(mask.sum()) * repeats[name] - judged[0])
 
     apply_statuses(table, [s["key"] for s in scored_specs])
+    if samples > 1:
+        sampled = [resolved[s["name"]].key for s in scored_specs if repeats[s["name"]] > 1]
+        meta["samples"] = {"k": samples, "pass_rule": pass_rule, "flaky_rows": flaky_rows(table, sampled)}
     meta["scored"] = scored_specs
     meta["timings"] = timings
     if judge is not None:
@@ -361,7 +379,7 @@ class JudgeRun:
 
     def summary(self, resolved: dict) -> dict:
         from evalkit.judges.models import describe
-        from evalkit.judges.prices import judge_cost
+        from evalkit.judges.prices import file_price, judge_cost
 
         tokens = {name: dict(ev.tokens) for name, ev in resolved.items() if getattr(ev, "is_llm", False)}
         judge = {
@@ -379,18 +397,8 @@ class JudgeRun:
             "prompt_tokens": sum(t["prompt"] for t in tokens.values()),
             "completion_tokens": sum(t["completion"] for t in tokens.values()),
         }
-        judge["cost"] = judge_cost(judge, self.price or _file_price(judge["model_name"]))
+        judge["cost"] = judge_cost(judge, self.price or file_price(judge["model_name"]))
         return judge
-
-
-def _file_price(model: str | None):
-    """The ``EVALKIT_PRICES`` entry of ``model`` (None when unset or unreadable: provenance never fails a run)."""
-    from evalkit.judges.prices import price_for
-
-    try:
-        return price_for(model)
-    except EvalkitError:
-        return None
 
 
 def _judge_parameters(resolved: dict) -> dict:

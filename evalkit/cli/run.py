@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from evalkit.cli.judge_cost import add_price_option, judge_line
+from evalkit.cli.sample_options import add_sample_options, flaky_line
 from evalkit.errors import EvalkitError
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -86,6 +87,7 @@ def register(subparsers) -> None:
         help="Spark master for --engine spark (default: spark-submit's, else local[*])",
     )
     add_price_option(parser)
+    add_sample_options(parser)
     parser.set_defaults(func=main)
 
 
@@ -159,6 +161,8 @@ def _run(args) -> int:
         evaluator_timeout=args.evaluator_timeout,
         agent=args.agent,
         price=args.price,
+        samples=args.samples,
+        pass_rule=args.pass_rule,
     )
     out = Path(args.out) if args.out else Path("results") / path.stem
     spans: list[int] = []
@@ -182,6 +186,8 @@ def _run(args) -> int:
     judge = scored.attrs["evalkit"].get("judge")
     if judge:
         print(judge_line(judge))
+    if flaky_line(scored):
+        print(flaky_line(scored))
     print(f"Results: {paths['json']}")
     print(f"CSV:     {paths['csv']}")
     print(f"Report:  {paths['html']}")

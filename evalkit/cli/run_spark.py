@@ -28,6 +28,10 @@ def run_spark(args, model_config: dict | None, print_summary) -> int:
     require_pyspark()
     if args.agent:
         raise EvalkitError("--agent runs with the pandas engine only: drop --engine spark to call the agent")
+    if getattr(args, "samples", 1) > 1:
+        raise EvalkitError(
+            "--samples runs with the pandas engine only: drop --engine spark to judge rows K times"
+        )
     started = time.perf_counter()
     path = Path(args.document)
     is_table = _is_parquet(path)

@@ -154,6 +154,14 @@ def price_for(model: str | None, price: Price | tuple | None = None) -> Price | 
     return lowered.get(model.casefold())
 
 
+def file_price(model: str | None) -> Price | None:
+    """The ``EVALKIT_PRICES`` entry of ``model``; None when unset or unreadable (provenance never fails a run)."""
+    try:
+        return price_for(model)
+    except EnvironmentConfigError:
+        return None
+
+
 def judge_cost(judge: dict, price: Price | None) -> dict:
     """The ``cost`` entry of a run's judge summary: USD from its tokens at ``price``, or "price not set"."""
     prompt = int(judge.get("prompt_tokens") or 0)

@@ -180,6 +180,9 @@ def _facts(attrs: dict[str, Any], rows: int, evaluators: list[dict[str, Any]]) -
         from evalkit.judges.prices import cost_text
 
         facts.append(f"judge: {count(judge['calls'], 'call')}, {cost_text(judge.get('cost'))}")
+    samples = meta.get("samples") if isinstance(meta, dict) else None
+    if isinstance(samples, dict) and isinstance(samples.get("flaky_rows"), int):  # --samples K (item 5)
+        facts.append(f"{count(samples['flaky_rows'], 'flaky row')} over {samples.get('k')} samples")
     return facts
 
 
