@@ -121,6 +121,9 @@ def register(subparsers) -> None:
         default="warning",
         help="info: say which span shapes each file held",
     )
+    from evalkit.cli.judge_cost import add_price_option
+
+    add_price_option(ev)
     ev.set_defaults(func=main)
     register_serve(commands)
     _register_package(commands)
@@ -154,6 +157,7 @@ def main(args) -> int:
             cache=not args.no_cache,
             what=f"Span evaluator {llm[0]}",
         )
+        args.price = _price(judges, args)  # a bad EVALKIT_PRICES file: exit 3 before any judge call
     references = _read_references(args.reference_inputs) if args.reference_inputs else None
     df = load(args.spans, warn=False, session_attribute=args.session_attribute)
     problems = df.attrs.get("problems", [])
@@ -191,7 +195,7 @@ def main(args) -> int:
         pool = judges.pool
         print(
             f"Judge: {count(pool.usage.requests, 'model call')}, {pool.cache_hits} cached; tokens "
-            f"{judges.tokens['prompt']} prompt + {judges.tokens['completion']} completion"
+            f"{judges.tokens['prompt']} prompt + {judges.tokens['completion']} completion, {_cost(judges, args)}"
         )
     passed, total = passing(results, evaluators=evaluators)
     rate = passed / total if total else 0.0
@@ -204,6 +208,22 @@ def main(args) -> int:
         )
         return 1
     return 0
+
+
+def _price(judges, args):
+    """The judge's price: ``--price``, else the ``EVALKIT_PRICES`` entry of its model, else None."""
+    from evalkit.judges.prices import price_for
+
+    config = judges.model_config
+    return price_for(config.get("azure_deployment") or config.get("model"), getattr(args, "price", None))
+
+
+def _cost(judges, args) -> str:
+    """The judge's tokens in USD at ``args.price`` (``_price``), else "price not set"."""
+    from evalkit.judges.prices import cost_text, judge_cost
+
+    spent = {"prompt_tokens": judges.tokens["prompt"], "completion_tokens": judges.tokens["completion"]}
+    return cost_text(judge_cost(spent, getattr(args, "price", None)))
 
 
 def _read_references(path: str) -> list:

@@ -136,3 +136,20 @@ def test_prices_and_costs(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALKIT_PRICES", str(tmp_path / "missing.json"))
     with pytest.raises(EnvironmentConfigError, match="cannot read the price file"):
         price_for("gpt-4o-mini")
+
+
+def test_spans_eval_prices_its_judge_tokens(model_server, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("OPENAI_BASE_URL", model_server.openai_base_url)
+    monkeypatch.setenv("OPENAI_MODEL", "judge-mini")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    spans = Path(__file__).resolve().parents[2] / "data" / "agentcore_spans.jsonl"
+    argv = ["spans", "eval", str(spans), "--evaluator", "Builtin.Helpfulness", "--out", str(tmp_path / "o")]
+    assert main([*argv, "--no-cache", "--price", "2/8"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("Judge:"))
+    reported = model_server.tokens_reported
+    usd = (reported["prompt"] * 2 + reported["completion"] * 8) / 1e6
+    assert line.endswith(
+        f"tokens {reported['prompt']} prompt + {reported['completion']} completion, ${usd:.4f}"
+    ), line
+    assert main([*argv, "--no-cache"]) == 0
+    assert "completion, price not set" in capsys.readouterr().out
