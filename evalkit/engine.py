@@ -7,6 +7,7 @@ crashes only turns its own rows into error results; the others keep theirs.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import time
@@ -21,7 +22,9 @@ from evalkit.documents.statuses import apply_statuses
 from evalkit.errors import EnvironmentConfigError
 from evalkit.evaluators.base import RESULT_COLUMNS, error_frame, score_column
 from evalkit.evaluators.custom import CallableEvaluator, RowEvaluator
+from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.registry import resolve_evaluators
+from evalkit.evaluators.samples import DEFAULT_PASS_RULE, check_samples, flaky_rows, judged_k_times
 from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT
 from evalkit.judges.offline import quiet_llm_libraries
 from evalkit.judges.pool import JudgePool
@@ -46,6 +49,9 @@ def evaluate(
     sample: int = 0,
     progress: bool | None = None,
     reuse: dict | None = None,
+    price: Any = None,
+    samples: int = 1,
+    pass_rule: str = DEFAULT_PASS_RULE,
 ) -> pd.DataFrame:
     """Score a case table and return a new one with result columns, ``status`` and ``error``.
 
@@ -75,7 +81,12 @@ def evaluate(
             keeps one per executor process): evaluators are resolved (custom ones imported) and the judge pool
             and cache opened on first use, then reused, so judge back-off and HTTP clients outlive one call.
             Judge counters and tokens in the result's attrs are then cumulative over the calls.
+        price: the judge model's price, ``(input, output)`` USD per 1M tokens (default: the ``EVALKIT_PRICES``
+            file's entry for the model, else "price not set"); the cost is in the judge summary's ``cost``.
+        samples: judge every row of every LLM judge this many times (each its own cache entry) and combine them
+            by ``pass_rule`` (``all``: every judgment passed; ``majority``), see ``evaluators.samples``.
     """
+    check_samples(samples, pass_rule)
     quiet_llm_libraries()  # before custom evaluators or judges import promptflow / azure-ai-evaluation
     install_log_redaction()  # no key in any log line, promptflow's and openai's included
     table = _complete(df.copy())
@@ -102,7 +113,7 @@ def evaluate(
     )
     if reuse is not None:
         reuse["pool"] = pool
-    judge = _prepare_judges(resolved, model_config, pool, cache, sample)
+    judge = _prepare_judges(resolved, model_config, pool, cache, sample, price)
 
     if agent is not None:
         table = _run_agent(table, agent, concurrency)
@@ -110,7 +121,9 @@ def evaluate(
     scored_specs = []
     timings = {}
     work = {name: rows.asking(name, everywhere=name in adhoc) for name in resolved}
-    with progress_bar(total=int(sum(m.sum() for m in work.values())), enabled=progress) as bar:
+    repeats = {name: samples if isinstance(ev, LLMJudge) else 1 for name, ev in resolved.items()}
+    total = int(sum(m.sum() * repeats[name] for name, m in work.items()))
+    with progress_bar(total=total, enabled=progress) as bar:
         for name, evaluator in resolved.items():
             started = time.perf_counter()
             mask = work[name]
@@ -122,7 +135,12 @@ def evaluate(
                     bar.update(1)
 
                 evaluator.on_row_done = tick
-            _attach(table, evaluator.key, _score_one(evaluator, rows, mask, adhoc=name in adhoc))
+            if repeats[name] > 1:
+                score = functools.partial(_score_one, evaluator, rows, mask, adhoc=name in adhoc)
+                parts = judged_k_times(evaluator, samples, pass_rule, score)
+            else:
+                parts = _score_one(evaluator, rows, mask, adhoc=name in adhoc)
+            _attach(table, evaluator.key, parts)
             scored_specs.append(
                 {
                     "name": name,
@@ -134,9 +152,12 @@ def evaluate(
             )
             timings[name] = time.perf_counter() - started
             log.debug("evaluator %s: %d rows in %.3f s", name, int(mask.sum()), timings[name])
-            bar.update(int(mask.sum()) - judged[0])
+            bar.update(int(mask.sum()) * repeats[name] - judged[0])
 
     apply_statuses(table, [s["key"] for s in scored_specs])
+    if samples > 1:
+        sampled = [resolved[s["name"]].key for s in scored_specs if repeats[s["name"]] > 1]
+        meta["samples"] = {"k": samples, "pass_rule": pass_rule, "flaky_rows": flaky_rows(table, sampled)}
     meta["scored"] = scored_specs
     meta["timings"] = timings
     if judge is not None:
@@ -353,28 +374,33 @@ def _attach(table: pd.DataFrame, key: str, parts: list[pd.DataFrame]) -> None:
 class JudgeRun:
     """The judge side of a run: the model, the shared pool; what it cost."""
 
-    def __init__(self, config: dict, pool):
+    def __init__(self, config: dict, pool, price=None):
         self.config = config
         self.pool = pool
+        self.price = price  # a judges.prices.Price, or None: "price not set"
 
     def summary(self, resolved: dict) -> dict:
         from evalkit.judges.models import describe
+        from evalkit.judges.prices import file_price, judge_cost
 
         tokens = {name: dict(ev.tokens) for name, ev in resolved.items() if getattr(ev, "is_llm", False)}
-        return {
+        judge = {
             "model": describe(self.config),
             "model_name": self.config.get("azure_deployment") or self.config.get("model"),
             "prompt_hashes": {
                 name: ev.identity for name, ev in resolved.items() if getattr(ev, "is_llm", False)
             },
             **_judge_parameters(resolved),
-            "calls": self.pool.calls_made,
+            # requests sent (``judges.metering``), retries included: what the model server received
+            "calls": self.pool.usage.requests if hasattr(self.pool, "usage") else self.pool.calls_made,
             "cache_hits": self.pool.cache_hits,
             "throttled": self.pool.limit.cuts,
             "tokens": tokens,
             "prompt_tokens": sum(t["prompt"] for t in tokens.values()),
             "completion_tokens": sum(t["completion"] for t in tokens.values()),
         }
+        judge["cost"] = judge_cost(judge, self.price or file_price(judge["model_name"]))
+        return judge
 
 
 def _judge_parameters(resolved: dict) -> dict:
@@ -394,7 +420,7 @@ def _judge_parameters(resolved: dict) -> dict:
 
 
 def _prepare_judges(
-    resolved: dict, model_config: dict | None, pool: JudgePool, cache, sample: int = 0
+    resolved: dict, model_config: dict | None, pool: JudgePool, cache, sample: int = 0, price=None
 ) -> JudgeRun | None:
     """Stop before any work when an LLM evaluator is asked for and no judge model is configured;
     otherwise give every LLM evaluator the model and the run's one judge pool."""
@@ -409,13 +435,16 @@ def _prepare_judges(
         raise EnvironmentConfigError(MISSING_JUDGE_MESSAGE.format(what=f"The LLM evaluator(s) {what}"))
     register_secrets_of(config)
     log.debug("judge model: %s", describe(config))
+    from evalkit.judges.prices import price_for
+
+    price = price_for(config.get("azure_deployment") or config.get("model"), price)  # a bad file: before work
     if pool.cache is None:  # a reused pool keeps the cache it opened
         pool.cache = _open_cache(cache)
     for name in llm:
         resolved[name].model_config = config
         resolved[name].pool = pool
         resolved[name].sample = sample
-    return JudgeRun(config, pool)
+    return JudgeRun(config, pool, price)
 
 
 def _open_cache(cache):

@@ -10,7 +10,8 @@ Columns: ``time`` (the run's ``evaluatedAt``, UTC), ``run`` (its folder, relativ
 ``document_sha256``, ``evalkit_version``, ``judge_model``, ``rows``, ``pass_rate`` (row status: passed / all
 rows), then ``pass_rate:<evaluator>`` per evaluator that any run scored (passed / (passed + failed), as in
 :func:`evalkit.summary`; NaN where a run did not score it), and ``prompt_tokens`` / ``completion_tokens`` of
-the judge (0 without one). A folder that holds no run is a user mistake; a results.json that cannot be read is
+the judge (0 without one), ``judge_calls`` (requests sent, retries included) and ``judge_cost_usd`` (NaN when no
+judge ran or its price was not set: ``EVALKIT_PRICES`` / ``--price``). A folder that holds no run is a user mistake; a results.json that cannot be read is
 skipped with a warning naming it.
 """
 
@@ -39,6 +40,8 @@ FIXED_COLUMNS = (
     "rows",
     "pass_rate",
 )
+#: The judge's requests and cost (USD; NaN when no judge ran or its price was not set), last.
+COST_COLUMNS = ("judge_calls", "judge_cost_usd")
 #: Most runs listed (the newest by file time); a results folder with more is read in part.
 MAX_RUNS = 500
 
@@ -62,7 +65,22 @@ def _row(df: pd.DataFrame, name: str) -> dict:
     for column in ("prompt_tokens", "completion_tokens"):
         value = table.loc[STATUS_ROW, column] if column in table.columns and STATUS_ROW in table.index else 0
         row[column] = 0 if pd.isna(value) else int(value)
+    row.update(_judge_cost(df))
     return row
+
+
+def _judge_cost(df: pd.DataFrame) -> dict:
+    """``judge_calls`` (requests sent, retries included) and ``judge_cost_usd`` (NaN: no judge, or its price not
+    set) from the run's judge summary."""
+    judge = (df.attrs.get("evalkit") or {}).get("judge")
+    judge = judge if isinstance(judge, dict) else {}
+    cost = judge.get("cost") if isinstance(judge.get("cost"), dict) else {}
+    calls, usd = judge.get("calls"), cost.get("usd")
+    number = isinstance(usd, (int, float)) and not isinstance(usd, bool)
+    return {
+        "judge_calls": int(calls) if isinstance(calls, int) and not isinstance(calls, bool) else 0,
+        "judge_cost_usd": float(usd) if number else math.nan,
+    }
 
 
 def runs(
@@ -113,6 +131,6 @@ def runs(
         )
     table = pd.DataFrame(rows)
     evaluators = [c for c in table.columns if c.startswith("pass_rate:")]
-    ordered = [*FIXED_COLUMNS, *evaluators, "prompt_tokens", "completion_tokens"]
+    ordered = [*FIXED_COLUMNS, *evaluators, "prompt_tokens", "completion_tokens", *COST_COLUMNS]
     table = table[ordered].sort_values("time", kind="stable", na_position="first").reset_index(drop=True)
     return table

@@ -9,7 +9,9 @@ import time
 from pathlib import Path
 
 from evalkit.cli import ci_outputs
+from evalkit.cli.judge_cost import add_price_option, judge_line
 from evalkit.cli.run_evaluators import CUSTOM_DIR_HELP, add_evaluator_option, extra_evaluators
+from evalkit.cli.sample_options import add_sample_options, flaky_line
 from evalkit.errors import EvalkitError
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -86,6 +88,8 @@ def register(subparsers) -> None:
         help="Spark master for --engine spark (default: spark-submit's, else local[*])",
     )
     ci_outputs.add_options(parser)
+    add_price_option(parser)
+    add_sample_options(parser)
     parser.set_defaults(func=main)
 
 
@@ -164,6 +168,9 @@ def _run(args) -> int:
         judge_timeout=args.judge_timeout,
         evaluator_timeout=args.evaluator_timeout,
         agent=args.agent,
+        price=args.price,
+        samples=args.samples,
+        pass_rule=args.pass_rule,
     )
     out = Path(args.out) if args.out else Path("results") / path.stem
     spans: list[int] = []
@@ -186,10 +193,9 @@ def _run(args) -> int:
     _print_evaluators(scored)
     judge = scored.attrs["evalkit"].get("judge")
     if judge:
-        print(
-            f"Judge: {judge['model']}: {count(judge['calls'], 'call')}, {judge['cache_hits']} from cache, "
-            f"{judge['prompt_tokens']} prompt + {judge['completion_tokens']} completion tokens"
-        )
+        print(judge_line(judge))
+    if flaky_line(scored):
+        print(flaky_line(scored))
     print(f"Results: {paths['json']}")
     print(f"CSV:     {paths['csv']}")
     print(f"Report:  {paths['html']}")

@@ -29,6 +29,10 @@ def run_spark(args, model_config: dict | None, print_summary) -> int:
     require_pyspark()
     if args.agent:
         raise EvalkitError("--agent runs with the pandas engine only: drop --engine spark to call the agent")
+    if getattr(args, "samples", 1) > 1:
+        raise EvalkitError(
+            "--samples runs with the pandas engine only: drop --engine spark to judge rows K times"
+        )
     started = time.perf_counter()
     path = Path(args.document)
     is_table = _is_parquet(path)
@@ -52,6 +56,7 @@ def run_spark(args, model_config: dict | None, print_summary) -> int:
             judge_timeout=args.judge_timeout,
             ordered=True,
         )
+        run.price = getattr(args, "price", None)  # --price: the cost in the judge summary
         out = Path(args.out) if args.out else Path("results") / path.stem
         try:
             # the set is staged beside OUT and swapped in whole, as the pandas engine does
@@ -71,10 +76,9 @@ def run_spark(args, model_config: dict | None, print_summary) -> int:
     )
     print_summary(totals.summary(judge))
     if judge:
-        print(
-            f"Judge: {judge['model']}: {count(judge['calls'], 'call')}, {judge['cache_hits']} from cache, "
-            f"{judge['prompt_tokens']} prompt + {judge['completion_tokens']} completion tokens"
-        )
+        from evalkit.cli.judge_cost import judge_line
+
+        print(judge_line(judge))
     print(f"Parquet: {paths['parquet']}")
     if not is_table:
         print(f"Results: {paths['json']}")

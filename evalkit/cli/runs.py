@@ -1,7 +1,8 @@
 """``evalkit runs DIR``: the runs saved under a folder, oldest first (see :func:`evalkit.runs`).
 
 Prints one line per run: time, folder, document and the first 12 characters of its sha256, evalkit version,
-judge model, rows, the row pass rate and each evaluator's. Exit 0, or 2 when DIR holds no run.
+judge model, rows, the row pass rate and each evaluator's, the judge's tokens, calls and cost ("price not set"
+when the run's judge model had no price). Exit 0, or 2 when DIR holds no run.
 """
 
 from __future__ import annotations
@@ -21,6 +22,15 @@ def _rate(value: float) -> str:
     return "\u2013" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.1%}"
 
 
+def _cost(usd: float, judge_model) -> str:
+    """``$0.0123``; "price not set" for a judged run without a price; empty for a run without a judge."""
+    from evalkit.judges.prices import cost_text
+
+    if isinstance(usd, float) and math.isnan(usd):
+        return cost_text(None) if isinstance(judge_model, str) and judge_model else ""
+    return cost_text({"usd": usd})
+
+
 def main(args) -> int:
     from evalkit.analysis.history import runs
 
@@ -32,6 +42,11 @@ def main(args) -> int:
     shown["document_sha256"] = [str(s)[:12] if isinstance(s, str) else "" for s in table["document_sha256"]]
     for column in [c for c in table.columns if c.startswith("pass_rate")]:
         shown[column] = [_rate(v) for v in table[column]]
+    if "judge_cost_usd" in table.columns:
+        shown["judge_cost_usd"] = [
+            _cost(usd, model) for usd, model in zip(table["judge_cost_usd"], table["judge_model"])
+        ]
+        shown = shown.rename(columns={"judge_cost_usd": "judge_cost"})
     shown = shown.rename(columns={c: c.split(":", 1)[1] for c in shown.columns if c.startswith("pass_rate:")})
     print(shown.fillna("").to_string(index=False))
     if args.csv:

@@ -125,6 +125,9 @@ def register(subparsers) -> None:
         help="info: say which span shapes each file held",
     )
     ci_outputs.add_options(ev)
+    from evalkit.cli.judge_cost import add_price_option
+
+    add_price_option(ev)
     ev.set_defaults(func=main)
     register_serve(commands)
     _register_package(commands)
@@ -159,6 +162,7 @@ def main(args) -> int:
             cache=not args.no_cache,
             what=f"Span evaluator {llm[0]}",
         )
+        args.price = _price(judges, args)  # a bad EVALKIT_PRICES file: exit 3 before any judge call
     references = _read_references(args.reference_inputs) if args.reference_inputs else None
     ci = ci_outputs.prepare(args, "spans")
     df = load(args.spans, warn=False, session_attribute=args.session_attribute)
@@ -196,15 +200,15 @@ def main(args) -> int:
     if judges is not None:
         pool = judges.pool
         print(
-            f"Judge: {count(pool.calls_made, 'model call')}, {pool.cache_hits} cached; tokens "
-            f"{judges.tokens['prompt']} prompt + {judges.tokens['completion']} completion"
+            f"Judge: {count(pool.usage.requests, 'model call')}, {pool.cache_hits} cached; tokens "
+            f"{judges.tokens['prompt']} prompt + {judges.tokens['completion']} completion, {_cost(judges, args)}"
         )
     passed, total = passing(results, evaluators=evaluators)
     rate = passed / total if total else 0.0
     print(f"Pass rate {percent(rate)} ({passed} of {count(total, 'result')} passing, no error)")
     print(f"Results: {json_path}")
     print(f"CSV:     {csv_path}")
-    code = ci.finish_spans(out, _judge_counts(judges))
+    code = ci.finish_spans(out, _judge_counts(judges, args))
     if args.fail_under is not None and rate < args.fail_under:
         print(
             f"Gate failed: pass rate {rate:.1%} is below --fail-under {args.fail_under:.1%}", file=sys.stderr
@@ -213,16 +217,35 @@ def main(args) -> int:
     return code
 
 
-def _judge_counts(judges) -> dict | None:
+def _judge_counts(judges, args) -> dict | None:
     """What the run counted of its LLM judge calls, for the CI summary."""
     if judges is None:
         return None
-    return {
-        "calls": judges.pool.calls_made,
+    from evalkit.judges.prices import judge_cost
+
+    counts = {
+        "calls": judges.pool.usage.requests,
         "cache_hits": judges.pool.cache_hits,
         "prompt_tokens": judges.tokens["prompt"],
         "completion_tokens": judges.tokens["completion"],
     }
+    return {**counts, "cost": judge_cost(counts, getattr(args, "price", None))}
+
+
+def _price(judges, args):
+    """The judge's price: ``--price``, else the ``EVALKIT_PRICES`` entry of its model, else None."""
+    from evalkit.judges.prices import price_for
+
+    config = judges.model_config
+    return price_for(config.get("azure_deployment") or config.get("model"), getattr(args, "price", None))
+
+
+def _cost(judges, args) -> str:
+    """The judge's tokens in USD at ``args.price`` (``_price``), else "price not set"."""
+    from evalkit.judges.prices import cost_text, judge_cost
+
+    spent = {"prompt_tokens": judges.tokens["prompt"], "completion_tokens": judges.tokens["completion"]}
+    return cost_text(judge_cost(spent, getattr(args, "price", None)))
 
 
 def _read_references(path: str) -> list:

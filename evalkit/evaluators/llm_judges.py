@@ -9,7 +9,6 @@ Results are ``{score, result, threshold, reason}`` on the 1-5 scale (threshold 3
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -23,6 +22,14 @@ from evalkit.judges.cache import cache_key
 from evalkit.judges.models import judge_client
 from evalkit.judges.pool import Call, JudgeFailure
 from evalkit.judges.prompty import BUILTIN_PROMPTS, builtin_prompt, neutralise_role_markers
+from evalkit.judges.strict_answers import (
+    DuplicateKey,
+    cut_reason,
+    duplicate,
+    integer_score,
+    loads,
+    not_a_score,
+)
 
 EMPTY_RESPONSE = "the agent's response is empty; there is nothing to judge"
 
@@ -86,22 +93,22 @@ class LLMJudge:
                 errors[i], codes[i] = outcome.error, outcome.code
             else:
                 try:
-                    scores[i], reasons[i] = self.read(outcome.value)
-                    self._count_tokens(outcome)
+                    scores[i], reason = self.read(outcome.value)
+                    reasons[i] = cut_reason(reason)
                 except JudgeFailure as failure:
                     errors[i], codes[i] = str(failure), failure.code
             if self.on_row_done is not None:
                 self.on_row_done()
 
         self.pool.run(calls, on_done=done)
+        self._count_tokens()
         return verdict_frame(rows.index, scores, thresholds, reasons, errors, codes)
 
-    def _count_tokens(self, outcome) -> None:
-        if outcome.cached:
-            return
-        usage = (outcome.value or {}).get("_tokens") or {}
-        self.tokens["prompt"] += int(usage.get("prompt", 0) or 0)
-        self.tokens["completion"] += int(usage.get("completion", 0) or 0)
+    def _count_tokens(self) -> None:
+        """The tokens of every request this judge sent through the pool (``judges.metering``): answers
+        that could not be read were billed too; cached judgments sent none."""
+        spent = self.pool.usage.of(self.identity)
+        self.tokens = {"prompt": spent.prompt, "completion": spent.completion}
 
 
 class BuiltinJudge(LLMJudge):
@@ -202,16 +209,12 @@ class BuiltinJudge(LLMJudge):
         return self._inputs(row)
 
     def read(self, value):
+        """An integer score from 1 to 5 (``strict_answers.integer_score``: not ``3.5``, ``true`` or ``"4"``)."""
         score = value.get("score")
-        try:
-            number = float(score)
-        except (TypeError, ValueError):
-            number = math.nan
-        if not math.isfinite(number) or not 1 <= number <= 5:
-            raise JudgeFailure(
-                f"could not parse score: the judge answered {score!r}", "judgeOutputUnparseable"
-            )
-        return number, str(value.get("reason") or "")
+        number = integer_score(score)
+        if number is None:
+            raise not_a_score(score)
+        return float(number), str(value.get("reason") or "")
 
 
 def _needs_tool_calls() -> dict:
@@ -284,7 +287,9 @@ def _judge_answer(reply) -> dict:
 
     content = reply.choices[0].message.content if reply.choices else None
     try:
-        answer = json.loads(content or "")
+        answer = loads(content or "")
+    except DuplicateKey as exc:
+        raise duplicate(exc, content) from None
     except json.JSONDecodeError:
         raise JudgeFailure(
             f"could not parse score: the judge's answer is not JSON: {str(content)[:200]!r}",

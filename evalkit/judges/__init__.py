@@ -12,6 +12,12 @@
 - ``judge_answers``: what a custom judge's wrapper returns (``{"score": 1-5, "reason"}``), the message when it
   returns something else, and ``read_judge_answer`` for the answer shapes promptflow / azure-ai-evaluation
   judges give.
+- ``metering``: every chat-completions request a judge call sends, and its tokens, whichever library sends it
+  (evalkit's client, promptflow, azure-ai-evaluation): the run's ``calls`` are the requests the model received.
+- ``strict_answers``: one reading of judge answers for every judge kind: integer scores on the scale, no repeated
+  keys, a size limit on the answer, a length limit on stored reasons.
+- ``prices``: USD from the judge's tokens, at the prices of ``--price`` or the ``EVALKIT_PRICES`` file.
+- ``failures``: ``JudgeFailure`` (re-exported by ``pool``).
 
 The built-in LLM judges themselves are evaluators (``evalkit.evaluators.llm_judges``): they implement the
 evaluator protocol and use this package to reach the model.

@@ -28,6 +28,7 @@ import re
 from typing import Any
 
 from evalkit.judges.pool import JudgeFailure
+from evalkit.judges.strict_answers import DuplicateKey, duplicate, loads
 
 #: The contract, as every refusal states it (``{name}``: the evaluator).
 CONTRACT = (
@@ -78,7 +79,9 @@ def _from_text(text: str) -> Any:
         number = found.group(0) if found else tags["S2"].strip()
         return {"score": number, "reason": tags.get("S1", "").strip()}
     try:
-        return json.loads(stripped)
+        return loads(stripped)
+    except DuplicateKey as exc:
+        raise duplicate(exc, stripped) from None
     except json.JSONDecodeError as exc:
         raise _unreadable(f"the judge's answer is not well-formed JSON ({exc}): {_quote(text)}") from None
 

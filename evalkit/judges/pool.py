@@ -28,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.documents.redaction import redact
+from evalkit.judges.failures import JudgeFailure
+from evalkit.judges.metering import Usage, metering
 
 log = logging.getLogger("evalkit.judges")
 
@@ -51,22 +52,6 @@ class Outcome:
     code: str | None = None
     attempts: int = 0
     cached: bool = False
-
-
-class JudgeFailure(Exception):
-    """A judge call that failed in a known way; ``code`` is the upstream error code.
-
-    The message is redacted here (``evalkit.documents.redaction``): servers echo keys in their errors, and
-    this message goes into results, logs and the terminal.
-    """
-
-    def __init__(
-        self, message: str, code: str = "evaluatorError", *, retryable: bool = False, retry_after=None
-    ):
-        super().__init__(redact(message))
-        self.code = code
-        self.retryable = retryable
-        self.retry_after = retry_after
 
 
 class AdaptiveLimit:
@@ -130,8 +115,9 @@ class JudgePool:
         self.max_backoff = max_backoff
         self.cache = cache
         self.random = random.Random(seed)
-        self.calls_made = 0
+        self.calls_made = 0  # pool attempts; the requests they sent are in ``usage`` (``judges.metering``)
         self.cache_hits = 0
+        self.usage = Usage()
 
     def run(self, calls: list[Call], on_done: Callable[[int, Outcome], None] | None = None) -> list[Outcome]:
         """Run ``calls``; returns one ``Outcome`` per call, in order. ``on_done`` sees each as it ends."""
@@ -158,7 +144,9 @@ class JudgePool:
                 attempt = _Attempt(index, number, deadline=now + self.timeout)
                 running[id(attempt)] = attempt
                 self.calls_made += 1
-                threading.Thread(target=self._call, args=(calls[index], attempt, done), daemon=True).start()
+                threading.Thread(
+                    target=self._call, args=(calls[index], attempt, done, self.usage), daemon=True
+                ).start()
             wake = min([a.deadline for a in running.values()] + ([waiting[0].not_before] if waiting else []))
             try:
                 attempt, value, failure = done.get(
@@ -194,9 +182,11 @@ class JudgePool:
         return todo
 
     @staticmethod
-    def _call(call: Call, attempt: _Attempt, done: queue.Queue) -> None:
+    def _call(call: Call, attempt: _Attempt, done: queue.Queue, usage=None) -> None:
         try:
-            done.put((attempt, call.run(), None))
+            with metering(usage, call.identity):
+                value = call.run()
+            done.put((attempt, value, None))
         except BaseException as exc:  # noqa: BLE001 - every failure is classified and reported
             done.put((attempt, None, classify(exc)))
 
@@ -233,6 +223,9 @@ def classify(exc: BaseException) -> JudgeFailure:
     """
     if isinstance(exc, JudgeFailure):
         return exc
+    wrapped = find_error(exc, JudgeFailure)  # raised inside a library's call (``judges.metering``)
+    if wrapped is not None:
+        return wrapped
     import openai
 
     found = find_error(exc, openai.OpenAIError)

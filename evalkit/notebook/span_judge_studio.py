@@ -232,7 +232,7 @@ class SpanJudgeStudio:
             config=copy.deepcopy(self.config),
             results=frame,
             seconds=time.perf_counter() - started,
-            calls=judges.pool.calls_made,
+            calls=judges.pool.usage.requests,  # requests sent, retries included
             cache_hits=judges.pool.cache_hits,
             note=note,
         )

@@ -260,4 +260,8 @@ def _judge(judge: dict | None) -> list[str]:
             f"{int(judge.get('prompt_tokens') or 0):,} prompt + {int(judge.get('completion_tokens') or 0):,} "
             "completion tokens"
         )
+    if "cost" in judge:
+        from evalkit.judges.prices import cost_text
+
+        parts.append(cost_text(judge["cost"]))
     return ["### Judge", "", ", ".join(parts) + ".", ""] if parts else []

@@ -175,6 +175,14 @@ def _facts(attrs: dict[str, Any], rows: int, evaluators: list[dict[str, Any]]) -
     if source:
         # the file name only: a report gets shared, the local directory layout need not be
         facts.insert(0, f"source: {Path(str(source)).name}")
+    judge = meta.get("judge") if isinstance(meta, dict) else None
+    if isinstance(judge, dict) and isinstance(judge.get("calls"), int):  # the judge's cost (issue 17 item 4)
+        from evalkit.judges.prices import cost_text
+
+        facts.append(f"judge: {count(judge['calls'], 'call')}, {cost_text(judge.get('cost'))}")
+    samples = meta.get("samples") if isinstance(meta, dict) else None
+    if isinstance(samples, dict) and isinstance(samples.get("flaky_rows"), int):  # --samples K (item 5)
+        facts.append(f"{count(samples['flaky_rows'], 'flaky row')} over {samples.get('k')} samples")
     return facts
 
 

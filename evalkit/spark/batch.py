@@ -133,6 +133,7 @@ class Evaluation:
     judge: dict | None  # the judge model without its key, when LLM evaluators run
     stats: Any  # an accumulator of the executors' judge counters (JudgeStats), or None
     worker_concurrency: int = 1  # judge calls in flight per Python worker (the executor's share)
+    price: Any = None  # the judge's price (``--price``), else the EVALKIT_PRICES entry or "price not set"
 
     def judge_summary(self) -> dict | None:
         """The ``dev.evalkit.judge`` provenance of the run, once the frame has been computed."""
@@ -151,7 +152,7 @@ class Evaluation:
         for name, evaluator in self.resolved.items():
             if getattr(evaluator, "is_llm", False):
                 evaluator.tokens = dict(value.get("tokens", {}).get(name) or {"prompt": 0, "completion": 0})
-        return JudgeRun(self.judge, pool).summary(self.resolved)
+        return JudgeRun(self.judge, pool, self.price).summary(self.resolved)
 
 
 def plan_evaluation(

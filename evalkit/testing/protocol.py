@@ -220,8 +220,11 @@ def chat_response(record: dict, reply: Any, delay: float) -> Response:
     created = int(time.time())
     if body.get("stream"):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        if include_usage:
+            record["usage"] = dict(usage)  # what the server billed, for ``ModelServer.tokens_reported``
         stream = _sse(ident, created, model, message, finish, n, usage if include_usage else None)
         return Response(200, stream, {"Content-Type": "text/event-stream", **headers}, delay)
+    record["usage"] = dict(usage)
     payload = {
         "id": ident,
         "object": "chat.completion",

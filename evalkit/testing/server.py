@@ -252,6 +252,17 @@ class ModelServer:
         with self._lock:
             return self._count
 
+    @property
+    def tokens_reported(self) -> dict[str, int]:
+        """The usage the server reported in its chat completions so far: ``{"prompt", "completion"}`` summed
+        (errors report none; a stream only when it was asked to include usage)."""
+        with self._lock:
+            usages = [r.get("usage") or {} for r in self._requests]
+        return {
+            "prompt": sum(u.get("prompt_tokens", 0) for u in usages),
+            "completion": sum(u.get("completion_tokens", 0) for u in usages),
+        }
+
     def reset(self) -> None:
         """Forget recorded requests, queued and random faults and script errors (the script stays)."""
         with self._lock:

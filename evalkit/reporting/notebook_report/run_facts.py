@@ -182,7 +182,20 @@ def provenance(run: pd.DataFrame) -> pd.DataFrame:
     if prompt is not None or completion is not None:
         total = (prompt or 0) + (completion or 0)
         rows.append(("judge tokens", f"{prompt or 0:,} prompt + {completion or 0:,} completion = {total:,}"))
+        rows.append(("judge cost", _cost(judge.get("cost"))))
     return pd.DataFrame(rows, columns=["field", "value"])
+
+
+def _cost(cost) -> str:
+    """``$0.0123 (USD 0.15 / 0.60 per 1M tokens, EVALKIT_PRICES file)`` or "price not set"."""
+    from evalkit.judges.prices import cost_text
+
+    text = cost_text(cost)
+    rates = [cost.get(k) for k in ("input_per_1m", "output_per_1m")] if isinstance(cost, dict) else []
+    if text.startswith("$") and all(isinstance(r, (int, float)) for r in rates) and rates:
+        source = _scalar(cost.get("source"), 200) or "given"
+        text += f" (USD {rates[0]:g} / {rates[1]:g} per 1M prompt / completion tokens; {source})"
+    return text
 
 
 def _file_sha256(path: Path) -> str:

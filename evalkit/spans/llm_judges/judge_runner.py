@@ -147,13 +147,15 @@ def evaluate_llm(
             entry["errorCode"], entry["errorMessage"] = exc.code, str(exc)
             return
         entry["explanation"] = entry["explanation"][:EXPLANATION_LIMIT]
-        usage = value.get("tokenUsage") or {}
-        entry["tokenUsage"] = usage
-        if not outcome.cached:
-            judges.tokens["prompt"] += int(usage.get("inputTokens", 0) or 0)
-            judges.tokens["completion"] += int(usage.get("outputTokens", 0) or 0)
+        entry["tokenUsage"] = value.get("tokenUsage") or {}
 
+    identities = {call.identity for call in calls}
+    before = {i: judges.pool.usage.of(i) for i in identities}
     judges.pool.run(calls, on_done=done)
+    for identity in identities:  # every request's tokens (``judges.metering``), refused answers' too
+        spent = judges.pool.usage.of(identity)
+        judges.tokens["prompt"] += spent.prompt - before[identity].prompt
+        judges.tokens["completion"] += spent.completion - before[identity].completion
     return entries
 
 

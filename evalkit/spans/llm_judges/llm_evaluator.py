@@ -32,6 +32,7 @@ import re
 from typing import Any
 
 from evalkit.errors import EvaluatorConfigError
+from evalkit.judges.strict_answers import DuplicateKey, loads
 from evalkit.spans.lambdas.span_evaluator import LEVELS
 from evalkit.spans.llm_judges.builtin_judges import (
     BUILTIN_PARAMETERS,
@@ -184,7 +185,12 @@ def _json_object(content: str | None) -> dict:
         start, end = text.find("{"), text.rfind("}")
         text = text[start : end + 1] if 0 <= start < end else text
     try:
-        answer = json.loads(text)
+        answer = loads(text)
+    except DuplicateKey as exc:
+        raise AnswerError(
+            f"could not parse the judge's answer: it names {exc.key!r} more than once: {(content or '')[:200]!r}",
+            UNPARSEABLE,
+        ) from None
     except ValueError:
         raise AnswerError(
             f"could not parse the judge's answer as JSON: {(content or '')[:200]!r}", UNPARSEABLE

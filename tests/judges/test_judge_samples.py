@@ -1,0 +1,123 @@
+"""Noise where the verdict is made (issue 17 item 5): ``--samples K`` judges each row K times (each its own
+cache entry), reports pass share and flips per item, and decides by ``--pass-rule`` (``all`` by default,
+``majority``), which is what ``--fail-under`` counts. Against ``ModelServer`` through azure-ai-evaluation's
+Relevance prompt and evalkit's shipped ``professional_tone`` ``.prompty`` judge (promptflow).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+import evalkit
+from evalkit.cli import main
+from evalkit.errors import EvalkitError
+from evalkit.judges.cache import JudgeCache
+
+REPO = Path(__file__).resolve().parents[2]
+DOC = {
+    "schemaVersion": "1.11.0",
+    "default_evaluators": {"Relevance": {}, "professional_tone": {}},
+    "items": [
+        {"prompt": "Question steady?", "response": "A steady answer."},
+        {"prompt": "Question flaky?", "response": "A flaky answer."},
+    ],
+}
+#: The scores a judge gives the flaky item, judgment after judgment (the steady one always gets 5).
+FLAKY = [5, 1, 5, 5]
+
+
+class Judge:
+    """A judge whose answers for the flaky item follow ``FLAKY``, per evaluator, in the order they are asked."""
+
+    def __init__(self):
+        self.asked: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, request) -> dict:
+        text = json.dumps(request["body"]["messages"])
+        if "flaky" not in text:
+            return {"score": 5, "reason": "steady"}
+        which = "tone" if "tone" in text.lower() else "relevance"
+        with self.lock:
+            n = self.asked.get(which, 0)
+            self.asked[which] = n + 1
+        return {"score": FLAKY[n % len(FLAKY)], "reason": f"judgment {n}"}
+
+
+@pytest.fixture
+def judged(project, model_server, monkeypatch):
+    shutil.copytree(REPO / "custom-evaluators" / "professional_tone", project.custom / "professional_tone")
+    monkeypatch.setenv("OPENAI_BASE_URL", model_server.openai_base_url)
+    monkeypatch.setenv("OPENAI_MODEL", "judge")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    model_server.script = Judge()
+    doc = project.root / "doc.json"
+    doc.write_text(json.dumps(DOC))
+    return doc
+
+
+def test_samples_report_pass_share_flips_and_gate_by_the_pass_rule(judged, model_server, project, capsys):
+    out = project.root / "all"
+    code = main(
+        ["run", str(judged), "--out", str(out), "--samples", "3", "--fail-under", "1", "--concurrency", "1"]
+    )
+    printed = capsys.readouterr().out
+    assert code == 1, printed  # the flaky item fails under the default rule (all), so the gate fails
+    assert "Flaky: 1 of 2 rows flipped between pass and fail over 3 samples (pass rule: all)" in printed
+    assert model_server.request_count == 2 * 2 * 3  # rows x judges x samples
+    items = json.loads((out / "results.json").read_text())["items"]
+    steady, flaky = items[0]["scores"], items[1]["scores"]
+    assert steady["relevance"]["passShare"] == 1.0 and steady["relevance"]["flipped"] is False
+    for key in ("relevance", "professional_tone"):
+        entry = flaky[key]
+        assert entry["scores"] == [5.0, 1.0, 5.0] and entry["samples"] == 3, entry
+        assert entry["passShare"] == round(2 / 3, 6) and entry["flipped"] is True
+        assert entry["result"] == "fail" and entry["passRule"] == "all"
+        assert entry["score" if key == "relevance" else key] == 5.0  # the median judgment's score
+    assert "1 flaky row over 3 samples" in (out / "report.html").read_text()
+
+    majority = project.root / "majority"
+    code = main(
+        [
+            "run",
+            str(judged),
+            "--out",
+            str(majority),
+            "--samples",
+            "3",
+            "--pass-rule",
+            "majority",
+            "--fail-under",
+            "1",
+        ]
+    )
+    assert code == 0, capsys.readouterr().out  # 2 of 3 passed: a majority; every judgment came from the cache
+    flaky = json.loads((majority / "results.json").read_text())["items"][1]["scores"]
+    assert flaky["relevance"]["result"] == "pass" and flaky["relevance"]["passRule"] == "majority"
+    assert model_server.request_count == 12
+
+
+def test_samples_in_python_are_independent_cache_entries(project, model_server):
+    shutil.copytree(REPO / "custom-evaluators" / "professional_tone", project.custom / "professional_tone")
+    model_server.script = Judge()
+    config = {"base_url": model_server.openai_base_url, "model": "judge", "api_key": "k"}
+    cache = JudgeCache(project.root / "cache.sqlite3")
+    run = {"model_config": config, "cache": cache, "progress": False, "concurrency": 1}
+    plain = evalkit.evaluate(evalkit.load(DOC), **run)
+    assert model_server.request_count == 4 and "samples" not in plain.attrs["evalkit"]
+    four = evalkit.evaluate(evalkit.load(DOC), samples=4, pass_rule="majority", **run)
+    assert model_server.request_count == 4 + 4 * 3  # sample 0 is the plain run's judgment, from the cache
+    judge = four.attrs["evalkit"]["judge"]
+    assert judge["calls"] == 12 and judge["cache_hits"] == 4
+    details = four.loc[1, "relevance_details"]
+    assert details["scores"] == [5.0, 1.0, 5.0, 5.0] and details["passShare"] == 0.75
+    assert four.loc[1, "relevance_result"] == "pass" and four.attrs["evalkit"]["samples"]["flaky_rows"] == 1
+    with pytest.raises(EvalkitError, match="pass_rule='most'"):
+        evalkit.evaluate(evalkit.load(DOC), samples=2, pass_rule="most", **run)
+    with pytest.raises(EvalkitError, match="samples=0"):
+        evalkit.evaluate(evalkit.load(DOC), samples=0, **run)
