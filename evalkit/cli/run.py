@@ -56,7 +56,11 @@ def register(subparsers) -> None:
         help="show the trend of pass rates across the runs under DIR in report.html",
     )
     parser.add_argument(
-        "--judge-timeout", metavar="SECONDS", type=float, default=120.0, help="per judge call (default 120)"
+        "--judge-timeout",
+        metavar="SECONDS",
+        type=parse_seconds,
+        default=120.0,
+        help="per judge call (default 120)",
     )
     parser.add_argument(
         "--evaluator-timeout",

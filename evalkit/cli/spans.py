@@ -129,11 +129,12 @@ def register(subparsers) -> None:
 
 
 def _no_subcommand(parser):
-    def show_help(args) -> int:
-        parser.print_help()
-        return 2
+    def missing(args) -> int:
+        from evalkit.cli.parser import missing_command
 
-    return show_help
+        missing_command(parser)
+
+    return missing
 
 
 def main(args) -> int:
