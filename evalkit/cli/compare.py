@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from evalkit.cli.paths import output_file
 from evalkit.errors import EvalkitError
 
 
@@ -20,7 +21,9 @@ def register(subparsers) -> None:
     )
     parser.add_argument("run_a", metavar="A", help="baseline run: a results folder or its results.json")
     parser.add_argument("run_b", metavar="B", help="candidate run: a results folder or its results.json")
-    parser.add_argument("--out", metavar="FILE.html", help="also write a standalone HTML comparison report")
+    parser.add_argument(
+        "--out", metavar="FILE.html", type=output_file, help="also write a standalone HTML comparison report"
+    )
     parser.add_argument(
         "--seed", metavar="N", type=int, default=0, help="seed of the paired bootstrap (default 0)"
     )

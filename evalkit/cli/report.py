@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from evalkit.cli.paths import output_file
 from evalkit.errors import EvalkitError
 
 
@@ -27,9 +28,14 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--history", metavar="DIR", help="also show the trend of pass rates across the runs under DIR"
     )
-    parser.add_argument("--out", metavar="FILE.html", required=True, help="where to write the HTML report")
     parser.add_argument(
-        "--notebook", metavar="FILE.ipynb", help="also keep the executed notebook (outputs included)"
+        "--out", metavar="FILE.html", type=output_file, required=True, help="where to write the HTML report"
+    )
+    parser.add_argument(
+        "--notebook",
+        metavar="FILE.ipynb",
+        type=output_file,
+        help="also keep the executed notebook (outputs included)",
     )
     parser.add_argument(
         "-p",

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from evalkit.cli.paths import output_folder
 from evalkit.errors import EvalkitError
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -20,7 +21,9 @@ def register(subparsers) -> None:
         metavar="DOC",
         help="eval document (JSON); with --engine spark also a case table in Parquet",
     )
-    parser.add_argument("--out", metavar="DIR", help="results folder (default: results/<document name>)")
+    parser.add_argument(
+        "--out", metavar="DIR", type=output_folder, help="results folder (default: results/<document name>)"
+    )
     parser.add_argument(
         "--custom-dir", metavar="DIR", help="custom evaluators folder (default: ./custom-evaluators)"
     )

@@ -31,6 +31,7 @@ from collections import Counter
 from pathlib import Path
 
 from evalkit.analysis.formatting import count, percent
+from evalkit.cli.paths import output_file, output_folder
 from evalkit.cli.run import parse_rate, parse_seconds
 from evalkit.cli.spans_invoke import register as register_invoke
 from evalkit.cli.spans_serve import register as register_serve
@@ -75,7 +76,7 @@ def register(subparsers) -> None:
     ev.add_argument(
         "--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)"
     )
-    ev.add_argument("--out", metavar="DIR", required=True, help="results folder")
+    ev.add_argument("--out", metavar="DIR", type=output_folder, required=True, help="results folder")
     ev.add_argument(
         "--reference-inputs",
         metavar="FILE",
@@ -292,7 +293,9 @@ def _register_package(commands) -> None:
     package.add_argument(
         "--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)"
     )
-    package.add_argument("--out", metavar="FILE", required=True, help="zip file to write, e.g. NAME.zip")
+    package.add_argument(
+        "--out", metavar="FILE", type=output_file, required=True, help="zip file to write, e.g. NAME.zip"
+    )
     package.add_argument(
         "--handler",
         metavar="MODULE.FUNCTION",
