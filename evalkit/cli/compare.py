@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from evalkit.cli.paths import output_file
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, shown
 
 
 def register(subparsers) -> None:
@@ -52,7 +52,7 @@ def main(args) -> int:
         try:
             write_html(comparison, out)
         except OSError as exc:
-            raise EvalkitError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
-        print(f"Report: {out}")
+            raise EvalkitError(f"cannot write the report to {shown(out)}: {exc.strerror or exc}") from None
+        print(f"Report: {shown(out)}")
     print(f"Compared in {time.perf_counter() - started:.2f} s")
     return 0

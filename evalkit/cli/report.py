@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from evalkit.cli.paths import output_file
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, shown
 
 
 def register(subparsers) -> None:
@@ -66,7 +66,7 @@ def main(args) -> int:
             history_dir=getattr(args, "history", None),
         )
     except OSError as exc:
-        raise EvalkitError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
+        raise EvalkitError(f"cannot write the report to {shown(out)}: {exc.strerror or exc}") from None
     size = out.stat().st_size
-    print(f"Report: {out} ({size / 1e6:.1f} MB) in {time.perf_counter() - started:.1f} s")
+    print(f"Report: {shown(out)} ({size / 1e6:.1f} MB) in {time.perf_counter() - started:.1f} s")
     return 0

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from evalkit.cli.paths import output_folder
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, shown
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -174,7 +174,7 @@ def _run(args) -> int:
     try:
         paths = save_results(scored, out, parallel=True, extra=extra, history=getattr(args, "history", None))
     except OSError as exc:
-        raise EvalkitError(f"cannot write results to {out}: {exc.strerror or exc}") from None
+        raise EvalkitError(f"cannot write results to {shown(out)}: {exc.strerror or exc}") from None
     counts = status_counts(scored)
     total = counts["total"]
     rate = counts["pass"] / total if total else 0.0
@@ -189,11 +189,11 @@ def _run(args) -> int:
             f"Judge: {judge['model']}: {count(judge['calls'], 'call')}, {judge['cache_hits']} from cache, "
             f"{judge['prompt_tokens']} prompt + {judge['completion_tokens']} completion tokens"
         )
-    print(f"Results: {paths['json']}")
-    print(f"CSV:     {paths['csv']}")
-    print(f"Report:  {paths['html']}")
+    print(f"Results: {shown(paths['json'])}")
+    print(f"CSV:     {shown(paths['csv'])}")
+    print(f"Report:  {shown(paths['html'])}")
     if args.agent:
-        print(f"Spans:   {paths['spans.jsonl']} ({count(spans[0], 'span')})")
+        print(f"Spans:   {shown(paths['spans.jsonl'])} ({count(spans[0], 'span')})")
     if args.fail_under is not None and rate < args.fail_under:
         print(
             f"Gate failed: pass rate {percent(rate)} is below --fail-under {percent(args.fail_under)}",

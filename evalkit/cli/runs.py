@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from evalkit.cli.paths import output_file
+from evalkit.errors import shown as shown_path
 
 
 def register(subparsers) -> None:
@@ -40,5 +41,5 @@ def main(args) -> int:
     print(shown.fillna("").to_string(index=False))
     if args.csv:
         table.to_csv(args.csv, index=False)
-        print(f"CSV: {args.csv}")
+        print(f"CSV: {shown_path(args.csv)}")
     return 0

@@ -38,7 +38,7 @@ from evalkit.cli.spans_serve import register as register_serve
 from evalkit.cli.spans_stream import register as register_stream
 from evalkit.documents.atomic import atomic_write
 from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, shown
 
 SHOWN_PROBLEMS = 20
 
@@ -180,7 +180,7 @@ def main(args) -> int:
     try:
         json_path, csv_path = _write(results, results_frame(results, evaluators), out, evaluators)
     except OSError as exc:
-        raise EvalkitError(f"cannot write results to {out}: {exc.strerror or exc}") from None
+        raise EvalkitError(f"cannot write results to {shown(out)}: {exc.strerror or exc}") from None
     chosen = len(set(args.session)) if args.session else len(table)
     records = int((df["signal"] == "record").sum()) if "signal" in df.columns else 0
     read = count(len(df) - records, "span") + (f" + {count(records, 'event record')}" if records else "")
@@ -210,15 +210,15 @@ def main(args) -> int:
 
 def _read_references(path: str) -> list:
     if not Path(path).exists():
-        raise EvalkitError(f"{path}: reference inputs file not found")
+        raise EvalkitError(f"{shown(path)}: reference inputs file not found")
     try:
         data = parse_json(read_limited(path))
     except JsonInputError as exc:
-        raise EvalkitError(f"{path}: the reference inputs are not valid JSON ({exc})") from None
+        raise EvalkitError(f"{shown(path)}: the reference inputs are not valid JSON ({exc})") from None
     if isinstance(data, dict) and isinstance(data.get("evaluationReferenceInputs"), list):
         data = data["evaluationReferenceInputs"]
     if not isinstance(data, list):
-        raise EvalkitError(f"{path}: expected a JSON list of reference inputs")
+        raise EvalkitError(f"{shown(path)}: expected a JSON list of reference inputs")
     from evalkit.spans.llm_judges.ground_truth import check_reference_inputs
 
     return check_reference_inputs(data, path)
