@@ -15,7 +15,7 @@ import warnings
 
 from evalkit import __version__
 from evalkit.cli import cache, compare, new, report, run, runs, spans, validate
-from evalkit.cli.parser import Parser, missing_command
+from evalkit.cli.parser import Parser, missing_command, parse
 from evalkit.documents.redaction import install_log_redaction, redact
 from evalkit.errors import terminal_safe
 
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     from evalkit.errors import EvalkitError
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     if not getattr(args, "func", None):
         missing_command(parser)
     install_log_redaction()

@@ -39,3 +39,25 @@ def missing_command(parser: argparse.ArgumentParser) -> NoReturn:
         for name in action.choices
     ]
     parser.error(f"no command given: choose one of {', '.join(names)}")
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, with unknown arguments reported by the sub-command they were given to, so
+    the hint names that command's help (``see `evalkit run --help```), not the top level's."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
+
+
+def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the deepest sub-command ``args`` names (``evalkit spans eval``'s for that command)."""
+    while True:
+        action = next(
+            (a for a in parser._actions if isinstance(a, argparse._SubParsersAction)),  # noqa: SLF001
+            None,
+        )
+        chosen = getattr(args, action.dest, None) if action else None
+        if chosen not in (action.choices if action else {}):
+            return parser
+        parser = action.choices[chosen]

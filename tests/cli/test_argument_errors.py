@@ -44,7 +44,11 @@ CASES = {
     ),
     "run unknown flag": (
         ["run", "doc.json", "--ouput", "x"],
-        "Error: unrecognized arguments: --ouput x\nsee `evalkit --help`\n",
+        "Error: unrecognized arguments: --ouput x\nsee `evalkit run --help`\n",
+    ),
+    "spans eval unknown flag": (
+        ["spans", "eval", "s.json", "--evaluator", "x", "--out", "o", "--bogus"],
+        "Error: unrecognized arguments: --bogus\nsee `evalkit spans eval --help`\n",
     ),
     "fail-under nan": (
         ["run", "doc.json", "--fail-under", "nan"],

@@ -27,10 +27,8 @@ SPAN_EVALUATORS = REPO / "custom-evaluators"
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes (POSIX)")
 
 
-@pytest.fixture
-def fifo(tmp_path):
-    """A named pipe nobody writes to, and a watchdog that unblocks a reader stuck on it after 5 s."""
-    path = tmp_path / "spans.json"
+def watched_fifo(path: Path):
+    """Make ``path`` a named pipe nobody writes to; a watchdog unblocks a reader stuck on it every 5 s."""
     os.mkfifo(path)
     done = threading.Event()
 
@@ -41,8 +39,15 @@ def fifo(tmp_path):
             except OSError:
                 pass
 
-    watchdog = threading.Thread(target=unblock, daemon=True)
-    watchdog.start()
+    threading.Thread(target=unblock, daemon=True).start()
+    return done
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    """A named pipe nobody writes to (watched: a reader blocked on it is let go after 5 s)."""
+    path = tmp_path / "spans.json"
+    done = watched_fifo(path)
     yield path
     done.set()
 
@@ -78,12 +83,13 @@ def test_spans_eval_refuses_a_fifo(fifo, tmp_path, capsys):
 
 
 @pytest.fixture
-def fifo_run(fifo, tmp_path):
-    """A results folder whose results.json is the named pipe."""
+def fifo_run(tmp_path):
+    """A results folder whose results.json is a named pipe (watched)."""
     run = tmp_path / "run"
     run.mkdir()
-    os.replace(fifo, run / "results.json")
-    return run
+    done = watched_fifo(run / "results.json")
+    yield run
+    done.set()
 
 
 def test_compare_refuses_a_fifo_results_file(fifo_run, tmp_path, capsys):
@@ -111,9 +117,10 @@ def test_the_python_api_refuses_a_fifo(fifo):
 
 def test_a_gzip_span_file_that_is_a_fifo_is_refused(tmp_path, capsys):
     path = tmp_path / "spans.json.gz"
-    os.mkfifo(path)
+    done = watched_fifo(path)
     with pytest.raises(DocumentError, match=r"is a named pipe \(FIFO\)"):
         evalkit.spans.load(path)
+    done.set()
 
 
 def test_a_socket_is_refused(tmp_path, capsys):
