@@ -54,3 +54,33 @@ class ParameterError(EvalkitError):
 
     def _render_traceback_(self) -> list[str]:
         return [f"ParameterError: {self}"]
+
+
+def shown(path: object) -> str:
+    """A file name as messages show it: as it is when every character prints, else quoted with escapes.
+
+    A name holding a newline, a control character or a bidirectional override (U+202E) would otherwise reach
+    the terminal raw, where it can forge a line or reorder the text around it: ``'bad\\nname.json'`` and
+    ``'\\u202etxt.json'`` are shown instead. Ordinary names (spaces and accents included) stay unquoted.
+    """
+    text = str(path)
+    return text if text.isprintable() or not text else repr(text)
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character except newline and tab, and every bidirectional control, escaped.
+
+    The net under :func:`shown` for what the CLI prints to stderr: a value that reaches a message without
+    going through ``shown`` still cannot move the cursor, erase a line or reverse the text after it.
+    """
+    if text.isprintable():
+        return text
+    return "".join(ch if ch in "\n\t" or ch.isprintable() or ch == " " else _escape(ch) for ch in text)
+
+
+def _escape(ch: str) -> str:
+    return ch if ch not in _UNSAFE and not (ord(ch) < 32 or 127 <= ord(ch) < 160) else repr(ch)[1:-1]
+
+
+# Bidirectional embeddings, overrides, isolates and marks (Unicode's Bidi_Control) and line/paragraph separators.
+_UNSAFE = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029")

@@ -26,7 +26,7 @@ import pandas as pd
 
 from evalkit.analysis.run_identity import run_identity
 from evalkit.analysis.summaries import STATUS_ROW, summary
-from evalkit.errors import DocumentError, EvalkitError
+from evalkit.errors import DocumentError, EvalkitError, shown
 
 __all__ = ["FIXED_COLUMNS", "runs"]
 
@@ -111,7 +111,7 @@ def runs(
         try:
             df = read_run(file, validate=False)
         except EvalkitError as exc:
-            warnings.warn(f"{file}: skipped, not a readable run ({exc})", stacklevel=2)
+            warnings.warn(f"{shown(file)}: skipped, not a readable run ({exc})", stacklevel=2)
             continue
         name = file.parent.relative_to(root).as_posix() if file.parent != root else root.name
         rows.append(_row(df, name))

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit.analysis.formatting import count
 from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, shown
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -266,7 +266,7 @@ class Labels:
             if missing_ok:
                 return cls(target, labeller=labeller)
             raise EvalkitError(
-                f"labels file {target} does not exist; create one with Labels({str(target)!r}) "
+                f"labels file {shown(target)} does not exist; create one with Labels({str(target)!r}) "
                 "or Labels.for_document(document)"
             )
         try:
@@ -293,7 +293,7 @@ class Labels:
             raise EvalkitError(f'labels file {target}: "labels" must be a list of label objects')
         labels = cls(target, labeller=labeller)
         for position, raw in enumerate(entries):
-            labels._add(raw, f"{target}: label #{position}")
+            labels._add(raw, f"{shown(target)}: label #{position}")
         return labels
 
     @classmethod

@@ -1,25 +1,27 @@
 """The ``evalkit`` command line: ``run``, ``validate``, ``new``, ``cache``, ``compare``, ``report``, ``spans``.
 
-User mistakes print ``Error: ...`` with no traceback and exit with the code the mistake calls for:
-2 invalid input or evaluator configuration, 3 missing environment configuration. Everything the command
-prints to stderr (errors, warnings, log lines, even an unexpected traceback) is redacted
-(``evalkit.documents.redaction``): no configured key or credential-shaped text reaches the terminal.
+User mistakes, argument mistakes included (``parser``), print one ``Error: ...`` line with no traceback and
+exit with the code the mistake calls for: 2 invalid input or evaluator configuration, 3 missing environment
+configuration. Everything the command prints to stderr (errors, warnings, log lines, even an unexpected
+traceback) is redacted (``evalkit.documents.redaction``): no configured key or credential-shaped text reaches
+the terminal; errors, warnings and log lines also have control and bidirectional characters escaped.
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 import warnings
 
 from evalkit import __version__
 from evalkit.cli import cache, compare, new, report, run, runs, spans, validate
+from evalkit.cli.parser import Parser, missing_command, parse
 from evalkit.documents.redaction import install_log_redaction, redact
+from evalkit.errors import terminal_safe
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="evalkit", description="Evaluate LLM agents from eval documents.")
+def build_parser() -> Parser:
+    parser = Parser(prog="evalkit", description="Evaluate LLM agents from eval documents.")
     parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in (run, validate, new, cache, compare, report, runs, spans):
@@ -28,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
-    print(redact(f"Warning: {message}"), file=sys.stderr)
+    print(terminal_safe(redact(f"Warning: {message}")), file=sys.stderr)
 
 
 def _redacted_excepthook(kind, value, tb) -> None:
@@ -38,10 +40,17 @@ def _redacted_excepthook(kind, value, tb) -> None:
     sys.stderr.write(redact("".join(traceback.format_exception(kind, value, tb))))
 
 
+class _SafeFormatter(logging.Formatter):
+    """Log lines with control and bidirectional characters escaped (``evalkit.errors.terminal_safe``)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal_safe(super().format(record))
+
+
 def setup_logging(level: str = "warning") -> None:
     """Log to stderr; ``debug`` shows discovery decisions and per-evaluator timings."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_SafeFormatter("%(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("evalkit")
     root.handlers[:] = [handler]
     root.setLevel(getattr(logging, level.upper()))
@@ -52,10 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     from evalkit.errors import EvalkitError
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
+        missing_command(parser)
     install_log_redaction()
     setup_logging(getattr(args, "log_level", "warning"))
     warnings.showwarning = _show_warning
@@ -63,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code = args.func(args)
     except EvalkitError as exc:
-        print(redact(f"Error: {exc}"), file=sys.stderr)
+        print(terminal_safe(redact(f"Error: {exc}")), file=sys.stderr)
         code = exc.exit_code
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit.cli.paths import output_file
 from evalkit.errors import EvalkitError
 
 __all__ = ["CiOutputs", "add_options", "prepare"]
@@ -31,10 +32,16 @@ def add_options(parser) -> None:
     """Add the CI options to a ``run`` or ``spans eval`` parser."""
     group = parser.add_argument_group("CI outputs")
     group.add_argument(
-        "--summary-md", metavar="FILE", help="also write a Markdown summary (PR comment, job summary)"
+        "--summary-md",
+        metavar="FILE",
+        type=output_file,
+        help="also write a Markdown summary (PR comment, job summary)",
     )
     group.add_argument(
-        "--junit", metavar="FILE", help="also write JUnit XML: one test case per item and evaluator"
+        "--junit",
+        metavar="FILE",
+        type=output_file,
+        help="also write JUnit XML: one test case per item and evaluator",
     )
     group.add_argument(
         "--baseline", metavar="DIR", help="compare with this earlier run in --summary-md and --junit"

@@ -13,7 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from evalkit.errors import EvalkitError
+from evalkit.cli.paths import output_file
+from evalkit.errors import EvalkitError, shown
 
 
 def register(subparsers) -> None:
@@ -22,7 +23,9 @@ def register(subparsers) -> None:
     )
     parser.add_argument("run_a", metavar="A", help="baseline run: a results folder or its results.json")
     parser.add_argument("run_b", metavar="B", help="candidate run: a results folder or its results.json")
-    parser.add_argument("--out", metavar="FILE.html", help="also write a standalone HTML comparison report")
+    parser.add_argument(
+        "--out", metavar="FILE.html", type=output_file, help="also write a standalone HTML comparison report"
+    )
     parser.add_argument(
         "--seed", metavar="N", type=int, default=0, help="seed of the paired bootstrap (default 0)"
     )
@@ -52,8 +55,8 @@ def main(args) -> int:
         try:
             write_html(comparison, out)
         except OSError as exc:
-            raise EvalkitError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
-        print(f"Report: {out}")
+            raise EvalkitError(f"cannot write the report to {shown(out)}: {exc.strerror or exc}") from None
+        print(f"Report: {shown(out)}")
     print(f"Compared in {time.perf_counter() - started:.2f} s")
     return 0
 

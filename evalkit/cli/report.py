@@ -11,7 +11,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from evalkit.errors import EvalkitError
+from evalkit.cli.paths import output_file
+from evalkit.errors import EvalkitError, shown
 
 
 def register(subparsers) -> None:
@@ -27,9 +28,14 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--history", metavar="DIR", help="also show the trend of pass rates across the runs under DIR"
     )
-    parser.add_argument("--out", metavar="FILE.html", required=True, help="where to write the HTML report")
     parser.add_argument(
-        "--notebook", metavar="FILE.ipynb", help="also keep the executed notebook (outputs included)"
+        "--out", metavar="FILE.html", type=output_file, required=True, help="where to write the HTML report"
+    )
+    parser.add_argument(
+        "--notebook",
+        metavar="FILE.ipynb",
+        type=output_file,
+        help="also keep the executed notebook (outputs included)",
     )
     parser.add_argument(
         "-p",
@@ -60,7 +66,7 @@ def main(args) -> int:
             history_dir=getattr(args, "history", None),
         )
     except OSError as exc:
-        raise EvalkitError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
+        raise EvalkitError(f"cannot write the report to {shown(out)}: {exc.strerror or exc}") from None
     size = out.stat().st_size
-    print(f"Report: {out} ({size / 1e6:.1f} MB) in {time.perf_counter() - started:.1f} s")
+    print(f"Report: {shown(out)} ({size / 1e6:.1f} MB) in {time.perf_counter() - started:.1f} s")
     return 0

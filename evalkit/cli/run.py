@@ -10,9 +10,10 @@ from pathlib import Path
 
 from evalkit.cli import ci_outputs
 from evalkit.cli.judge_cost import add_price_option, judge_line
+from evalkit.cli.paths import output_folder
 from evalkit.cli.run_evaluators import CUSTOM_DIR_HELP, add_evaluator_option, extra_evaluators
 from evalkit.cli.sample_options import add_sample_options, flaky_line
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, shown
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -24,7 +25,9 @@ def register(subparsers) -> None:
         metavar="DOC",
         help="eval document (JSON); with --engine spark also a case table in Parquet",
     )
-    parser.add_argument("--out", metavar="DIR", help="results folder (default: results/<document name>)")
+    parser.add_argument(
+        "--out", metavar="DIR", type=output_folder, help="results folder (default: results/<document name>)"
+    )
     parser.add_argument("--custom-dir", metavar="DIR", help=CUSTOM_DIR_HELP)
     add_evaluator_option(parser)
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="warning")
@@ -59,7 +62,11 @@ def register(subparsers) -> None:
         help="show the trend of pass rates across the runs under DIR in report.html",
     )
     parser.add_argument(
-        "--judge-timeout", metavar="SECONDS", type=float, default=120.0, help="per judge call (default 120)"
+        "--judge-timeout",
+        metavar="SECONDS",
+        type=parse_seconds,
+        default=120.0,
+        help="per judge call (default 120)",
     )
     parser.add_argument(
         "--evaluator-timeout",
@@ -182,7 +189,7 @@ def _run(args) -> int:
     try:
         paths = save_results(scored, out, parallel=True, extra=extra, history=getattr(args, "history", None))
     except OSError as exc:
-        raise EvalkitError(f"cannot write results to {out}: {exc.strerror or exc}") from None
+        raise EvalkitError(f"cannot write results to {shown(out)}: {exc.strerror or exc}") from None
     counts = status_counts(scored)
     total = counts["total"]
     rate = counts["pass"] / total if total else 0.0
@@ -196,11 +203,11 @@ def _run(args) -> int:
         print(judge_line(judge))
     if flaky_line(scored):
         print(flaky_line(scored))
-    print(f"Results: {paths['json']}")
-    print(f"CSV:     {paths['csv']}")
-    print(f"Report:  {paths['html']}")
+    print(f"Results: {shown(paths['json'])}")
+    print(f"CSV:     {shown(paths['csv'])}")
+    print(f"Report:  {shown(paths['html'])}")
     if args.agent:
-        print(f"Spans:   {paths['spans.jsonl']} ({count(spans[0], 'span')})")
+        print(f"Spans:   {shown(paths['spans.jsonl'])} ({count(spans[0], 'span')})")
     code = ci.finish_run(scored, paths["html"])
     if args.fail_under is not None and rate < args.fail_under:
         print(

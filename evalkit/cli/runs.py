@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import math
 
+from evalkit.cli.paths import output_file
+from evalkit.errors import shown as shown_path
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("runs", help="list the runs saved under a folder with their pass rates")
     parser.add_argument("folder", metavar="DIR", help="a folder of runs (every results.json below it)")
-    parser.add_argument("--csv", metavar="FILE", help="also write the full table (full sha256) as CSV")
+    parser.add_argument(
+        "--csv", metavar="FILE", type=output_file, help="also write the full table (full sha256) as CSV"
+    )
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="warning")
     parser.set_defaults(func=main)
 
@@ -51,5 +56,5 @@ def main(args) -> int:
     print(shown.fillna("").to_string(index=False))
     if args.csv:
         table.to_csv(args.csv, index=False)
-        print(f"CSV: {args.csv}")
+        print(f"CSV: {shown_path(args.csv)}")
     return 0

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from evalkit.analysis.formatting import count, percent
 from evalkit.cli import ci_outputs
+from evalkit.cli.paths import output_file, output_folder
 from evalkit.cli.run import parse_rate, parse_seconds
 from evalkit.cli.spans_invoke import register as register_invoke
 from evalkit.cli.spans_serve import register as register_serve
@@ -40,7 +41,7 @@ from evalkit.cli.spans_stream import register as register_stream
 from evalkit.cli.spans_to_document import register as register_to_document
 from evalkit.documents.atomic import atomic_write
 from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, shown
 
 SHOWN_PROBLEMS = 20
 
@@ -78,7 +79,7 @@ def register(subparsers) -> None:
     ev.add_argument(
         "--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)"
     )
-    ev.add_argument("--out", metavar="DIR", required=True, help="results folder")
+    ev.add_argument("--out", metavar="DIR", type=output_folder, required=True, help="results folder")
     ev.add_argument(
         "--reference-inputs",
         metavar="FILE",
@@ -137,11 +138,12 @@ def register(subparsers) -> None:
 
 
 def _no_subcommand(parser):
-    def show_help(args) -> int:
-        parser.print_help()
-        return 2
+    def missing(args) -> int:
+        from evalkit.cli.parser import missing_command
 
-    return show_help
+        missing_command(parser)
+
+    return missing
 
 
 def main(args) -> int:
@@ -188,7 +190,7 @@ def main(args) -> int:
     try:
         json_path, csv_path = _write(results, results_frame(results, evaluators), out, evaluators)
     except OSError as exc:
-        raise EvalkitError(f"cannot write results to {out}: {exc.strerror or exc}") from None
+        raise EvalkitError(f"cannot write results to {shown(out)}: {exc.strerror or exc}") from None
     chosen = len(set(args.session)) if args.session else len(table)
     records = int((df["signal"] == "record").sum()) if "signal" in df.columns else 0
     read = count(len(df) - records, "span") + (f" + {count(records, 'event record')}" if records else "")
@@ -250,15 +252,15 @@ def _cost(judges, args) -> str:
 
 def _read_references(path: str) -> list:
     if not Path(path).exists():
-        raise EvalkitError(f"{path}: reference inputs file not found")
+        raise EvalkitError(f"{shown(path)}: reference inputs file not found")
     try:
         data = parse_json(read_limited(path))
     except JsonInputError as exc:
-        raise EvalkitError(f"{path}: the reference inputs are not valid JSON ({exc})") from None
+        raise EvalkitError(f"{shown(path)}: the reference inputs are not valid JSON ({exc})") from None
     if isinstance(data, dict) and isinstance(data.get("evaluationReferenceInputs"), list):
         data = data["evaluationReferenceInputs"]
     if not isinstance(data, list):
-        raise EvalkitError(f"{path}: expected a JSON list of reference inputs")
+        raise EvalkitError(f"{shown(path)}: expected a JSON list of reference inputs")
     from evalkit.spans.llm_judges.ground_truth import check_reference_inputs
 
     return check_reference_inputs(data, path)
@@ -333,7 +335,9 @@ def _register_package(commands) -> None:
     package.add_argument(
         "--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)"
     )
-    package.add_argument("--out", metavar="FILE", required=True, help="zip file to write, e.g. NAME.zip")
+    package.add_argument(
+        "--out", metavar="FILE", type=output_file, required=True, help="zip file to write, e.g. NAME.zip"
+    )
     package.add_argument(
         "--handler",
         metavar="MODULE.FUNCTION",

@@ -18,6 +18,7 @@ import signal
 import threading
 
 from evalkit.analysis.formatting import count
+from evalkit.cli.paths import output_folder
 from evalkit.cli.run import parse_rate
 from evalkit.errors import EvalkitError
 
@@ -33,7 +34,9 @@ def register(commands) -> None:
         "the sampled sessions, writing DIR/results.jsonl (gen_ai.evaluation.result events) and "
         "DIR/metrics.jsonl (CloudWatch EMF).",
     )
-    sv.add_argument("--store", metavar="DIR", required=True, help="store folder (created if missing)")
+    sv.add_argument(
+        "--store", metavar="DIR", type=output_folder, required=True, help="store folder (created if missing)"
+    )
     sv.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, loopback only)")
     sv.add_argument("--port", type=int, default=4318, help="port (default 4318, the OTLP/HTTP port; 0: any)")
     sv.add_argument(

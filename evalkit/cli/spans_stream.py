@@ -16,6 +16,7 @@ import threading
 import time
 
 from evalkit.analysis.formatting import count
+from evalkit.cli.paths import output_folder
 from evalkit.cli.spans_serve import parse_percentage
 from evalkit.errors import EvalkitError
 
@@ -60,9 +61,15 @@ def register(commands) -> None:
         help="extra Kafka reader option, e.g. kafka.security.protocol=SASL_SSL (repeatable)",
     )
     st.add_argument(
-        "--sink", metavar="DIR", required=True, help="results folder (results/ and metrics/ parts)"
+        "--sink",
+        metavar="DIR",
+        type=output_folder,
+        required=True,
+        help="results folder (results/ and metrics/ parts)",
     )
-    st.add_argument("--checkpoint", metavar="DIR", help="checkpoint folder (default SINK/_checkpoint)")
+    st.add_argument(
+        "--checkpoint", metavar="DIR", type=output_folder, help="checkpoint folder (default SINK/_checkpoint)"
+    )
     st.add_argument(
         "--format", choices=("jsonl", "parquet"), default="jsonl", help="sink format (default jsonl)"
     )

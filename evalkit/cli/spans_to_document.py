@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 
 from evalkit.analysis.formatting import count
+from evalkit.cli.paths import output_file
 from evalkit.spans.online.session_tracking import Filter
 
 
@@ -32,7 +33,9 @@ def register(commands) -> None:
         help="span file or folder, in any shape evalkit spans eval reads (or give --store)",
     )
     parser.add_argument("--store", metavar="DIR", help="read the online evaluation store of spans serve")
-    parser.add_argument("--out", metavar="DOC.json", required=True, help="eval document to write")
+    parser.add_argument(
+        "--out", metavar="DOC.json", required=True, type=output_file, help="eval document to write"
+    )
     parser.add_argument(
         "--by",
         choices=("trace", "session"),

@@ -17,7 +17,7 @@ from typing import Any
 from evalkit.documents.json_input import read_json
 from evalkit.documents.validation import validate_document
 from evalkit.documents.versions import LATEST_VERSION
-from evalkit.errors import DocumentError
+from evalkit.errors import DocumentError, shown, terminal_safe
 
 _UNREAD = object()
 
@@ -47,12 +47,12 @@ def main(args: argparse.Namespace) -> int:
             validate_document(doc, path)
         except DocumentError as exc:
             status = max(status, exc.exit_code)
-            print(f"Error: {exc}", file=sys.stderr)
+            print(terminal_safe(f"Error: {exc}"), file=sys.stderr)
             note = _legacy_note(doc)
             if note:
-                print(f"  note: {note}", file=sys.stderr)
+                print(terminal_safe(f"  note: {note}"), file=sys.stderr)
         else:
-            print(f"OK {path}")
+            print(f"OK {shown(path)}")
     return status
 
 

@@ -47,6 +47,8 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from evalkit.documents.output_paths import refuse_dangling_links
+
 log = logging.getLogger("evalkit.folder_swap")
 
 _RENAME_EXCHANGE = 2
@@ -73,8 +75,10 @@ def replaced_folder(target: str | os.PathLike, owned: Iterable[str] = ()) -> Ite
     ``owned`` names the files the caller writes: the target's other entries are carried over, while owned
     names missing from the staging folder are dropped (a ``spans.jsonl`` of an earlier run with an agent
     does not survive a run without one). On an exception the staging folder is removed and ``target`` is
-    left as it was. A symlinked target keeps its link: the folder it points to is replaced.
+    left as it was. A symlinked target keeps its link: the folder it points to is replaced; a dangling link
+    (or one among the folders on the way) is refused (``EvalkitError``), never followed.
     """
+    refuse_dangling_links(target)  # realpath would follow it, and mkdir create its missing folders
     target = Path(os.path.realpath(target))
     if os.path.lexists(target) and not target.is_dir():
         raise NotADirectoryError(

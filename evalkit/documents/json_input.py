@@ -4,7 +4,8 @@ Python's ``json`` module accepts inputs that break evalkit further on, so this r
 each with a message naming the place (a JSON path such as ``items[1].turns[0]``) and the fix:
 
 * **too large**: a file is read up to a size limit (``EVALKIT_MAX_DOCUMENT_BYTES``, default 256 MiB) and never
-  further, so ``/dev/zero`` or a multi-GB file fails at once instead of exhausting memory;
+  further, so a multi-GB file fails at once instead of exhausting memory; only regular files are read (a
+  named pipe, ``/dev/zero`` or a socket is refused, never waited on: ``input_files``);
 * **nested too deeply** (more than ``MAX_DEPTH`` levels of arrays and objects): deeper JSON overflows the
   parser's recursion (a ``RecursionError`` traceback) or, just under that, the copying and encoding later on;
 * **duplicate keys** in one object: ``json`` silently keeps the last value, so the earlier one is lost data;
@@ -30,7 +31,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalkit.errors import DocumentError, EvalkitError
+from evalkit.documents.input_files import open_input
+from evalkit.errors import DocumentError, EvalkitError, shown
 
 #: Deepest nesting of arrays and objects accepted. Eval documents and OTLP requests need about ten levels;
 #: the limit leaves room for free-form ``extensions`` and attribute values while keeping every later
@@ -305,21 +307,18 @@ def max_document_bytes() -> int:
 def read_limited(path: str | Path, limit: int | None = None, *, what: str = "file") -> bytes:
     """The bytes of ``path``, refusing (``DocumentError``) anything larger than ``limit`` without reading it all.
 
-    Works for devices and pipes too (``/dev/zero`` stops at the limit). ``what`` names the kind of file in
-    messages (``span file``, ``document``).
+    Only a regular file is read (:func:`evalkit.documents.input_files.open_input`): a named pipe, a device or a
+    socket is refused, never waited on. ``what`` names the kind of file in messages (``span file``,
+    ``document``).
     """
     limit = max_document_bytes() if limit is None else limit
-    source = str(path)
-    try:
-        with open(path, "rb") as handle:
+    source = shown(path)
+    with open_input(path, what) as handle:
+        try:
             size = os.fstat(handle.fileno()).st_size
             data = handle.read(limit + 1) if size <= limit else b""
-    except FileNotFoundError:
-        raise DocumentError(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise DocumentError(f"{source}: is a directory, not a JSON {what}") from None
-    except OSError as exc:
-        raise DocumentError(f"{source}: cannot be read ({exc.strerror or exc})") from None
+        except OSError as exc:
+            raise DocumentError(f"{source}: cannot be read ({exc.strerror or exc})") from None
     if size > limit or len(data) > limit:
         raise DocumentError(too_large(source, limit, size if size > limit else None))
     return data
@@ -355,7 +354,7 @@ def read_json(path: str | Path) -> Any:
     try:
         return parse_json(data)
     except JsonInputError as exc:
-        raise DocumentError(f"{path}: {exc}") from None
+        raise DocumentError(f"{shown(path)}: {exc}") from None
 
 
 # ------------------------------------------------------------------------------------------------- wording

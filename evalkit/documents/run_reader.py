@@ -34,7 +34,7 @@ import pandas as pd
 from evalkit.documents.columns import score_column
 from evalkit.documents.evaluator_maps import BUILTIN_NAMES, LLM_BUILTINS
 from evalkit.documents.results import ERROR_PREFIX
-from evalkit.errors import DocumentError
+from evalkit.errors import DocumentError, shown
 
 __all__ = ["read_run", "results_file"]
 
@@ -61,13 +61,13 @@ def results_file(path: str | os.PathLike) -> Path:
         candidate = target / RESULTS_NAME
         if not candidate.is_file():
             raise DocumentError(
-                f"{target}: no {RESULTS_NAME} in this folder. Point to a run folder written by "
+                f"{shown(target)}: no {RESULTS_NAME} in this folder. Point to a run folder written by "
                 f"'evalkit run DOC --out {target}', or to a results.json file."
             )
         return candidate
     if not target.exists():
         raise DocumentError(
-            f"{target}: no such file or folder (expected a run folder or a results.json file)"
+            f"{shown(target)}: no such file or folder (expected a run folder or a results.json file)"
         )
     return target
 
@@ -189,7 +189,7 @@ def read_run(path: str | os.PathLike, *, validate: bool | None = None) -> pd.Dat
     except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
         _read(file, validate=True)  # raises DocumentError naming what is wrong, when the schema knows
         raise DocumentError(
-            f"{file}: cannot be read as the results of a run ({type(exc).__name__}: {exc})"
+            f"{shown(file)}: cannot be read as the results of a run ({type(exc).__name__}: {exc})"
         ) from None
 
 
@@ -201,7 +201,7 @@ def _read(file: Path, *, validate: bool) -> pd.DataFrame:
     n = len(entries)
     if n and not any(isinstance(e, dict) and isinstance(e.get("status"), str) for e in entries):
         raise DocumentError(
-            f"{file}: no item has a 'status', so this is an eval document, not the results of a run. "
+            f"{shown(file)}: no item has a 'status', so this is an eval document, not the results of a run. "
             f"Run it first: evalkit run {file} --out <folder>, then use <folder>."
         )
 

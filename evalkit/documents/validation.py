@@ -26,7 +26,7 @@ from evalkit.documents.json_input import format_path as _format_path
 from evalkit.documents.json_input import quote as _quote
 from evalkit.documents.json_input import read_json  # noqa: F401 - documents are read from here too
 from evalkit.documents.versions import LATEST_VERSION
-from evalkit.errors import DocumentError
+from evalkit.errors import DocumentError, shown
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "eval-document.schema.json"
 
@@ -84,7 +84,7 @@ def validate_document(doc: Any, source: str) -> None:
     if problems:
         count = len(problems)
         noun = "problem" if count == 1 else "problems"
-        raise DocumentError(f"{source} is not a valid eval document ({count} {noun}):", problems)
+        raise DocumentError(f"{shown(source)} is not a valid eval document ({count} {noun}):", problems)
 
 
 def schema_problems(doc: Any, *, fast_path: bool = True) -> list[str]:

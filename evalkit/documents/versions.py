@@ -6,7 +6,7 @@ import re
 import warnings
 
 from evalkit.documents.json_input import quote
-from evalkit.errors import DocumentError
+from evalkit.errors import DocumentError, shown
 
 #: This evalkit's version (``evalkit.__version__``), recorded in the results it writes. Kept here, at the
 #: bottom layer, so that the results writers need not import the package root.
@@ -30,7 +30,7 @@ def upgrade(doc, source: str):
     """
     if isinstance(doc, list):
         warnings.warn(
-            f"{source}: legacy bare-array document upgraded in memory to schemaVersion {LATEST_VERSION} "
+            f"{shown(source)}: legacy bare-array document upgraded in memory to schemaVersion {LATEST_VERSION} "
             "(the file is unchanged).",
             EvalkitWarning,
             stacklevel=3,
@@ -38,13 +38,13 @@ def upgrade(doc, source: str):
         return {"schemaVersion": LATEST_VERSION, "items": doc}
     if not isinstance(doc, dict):
         raise DocumentError(
-            f"{source}: an eval document is a JSON object with 'schemaVersion' and 'items' "
+            f"{shown(source)}: an eval document is a JSON object with 'schemaVersion' and 'items' "
             f"(or a legacy array of items), not {type(doc).__name__}."
         )
     version = doc.get("schemaVersion")
     if version is None:
         warnings.warn(
-            f"{source}: no 'schemaVersion'; read as {LATEST_VERSION} (the file is unchanged; add "
+            f"{shown(source)}: no 'schemaVersion'; read as {LATEST_VERSION} (the file is unchanged; add "
             f'"schemaVersion": "{LATEST_VERSION}" to silence this).',
             EvalkitWarning,
             stacklevel=3,
@@ -53,12 +53,12 @@ def upgrade(doc, source: str):
     match = _VERSION.match(version) if isinstance(version, str) else None
     if match and int(match.group(1)) >= 2:
         raise DocumentError(
-            f"{source}: schemaVersion {quote(version)} is not supported: evalkit reads schema v1 "
+            f"{shown(source)}: schemaVersion {quote(version)} is not supported: evalkit reads schema v1 "
             f"(1.0.0 to {LATEST_VERSION}). Upgrade evalkit, or write the document for schema v1."
         )
     if match and int(match.group(1)) == 1 and int(match.group(2)) > int(LATEST_VERSION.split(".")[1]):
         warnings.warn(
-            f"{source}: schemaVersion {quote(version)} is newer than the newest evalkit knows ({LATEST_VERSION}); "
+            f"{shown(source)}: schemaVersion {quote(version)} is newer than the newest evalkit knows ({LATEST_VERSION}); "
             "fields it does not know are kept but not acted on.",
             EvalkitWarning,
             stacklevel=3,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, shown
 from evalkit.spans.lambdas.invocation import Caller, InvalidResponse, LambdaContext, TimedOut, read_response
 from evalkit.spans.lambdas.payload import PAYLOAD_LIMIT
 from evalkit.spans.lambdas.span_evaluator import LEVELS, SpanEvaluator, source_line
@@ -51,32 +51,34 @@ def read_event(path: str | os.PathLike) -> tuple[dict, str]:
     """``(event, its JSON text)`` of a recorded AgentCore event file, or an ``EvalkitError`` naming the file."""
     source = Path(path)
     if not source.is_file():
-        raise EvalkitError(f"{source}: event file not found")
+        raise EvalkitError(f"{shown(source)}: event file not found")
     data = read_limited(source, PAYLOAD_LIMIT, what="AgentCore event (Lambda takes at most 6 MB)")
     try:
         text = data.decode("utf-8")
         event = parse_json(text)
     except UnicodeDecodeError as exc:
-        raise EvalkitError(f"{source}: the event is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+        raise EvalkitError(
+            f"{shown(source)}: the event is not UTF-8 ({exc.reason} at byte {exc.start})"
+        ) from None
     except JsonInputError as exc:
         if _is_telemetry(_first_line(text)):
             raise EvalkitError(_telemetry_message(source)) from None
-        raise EvalkitError(f"{source}: the event is not valid JSON ({exc})") from None
+        raise EvalkitError(f"{shown(source)}: the event is not valid JSON ({exc})") from None
     if not isinstance(event, dict):
-        raise EvalkitError(f"{source}: the event must be a JSON object with {', '.join(EVENT_KEYS)}")
+        raise EvalkitError(f"{shown(source)}: the event must be a JSON object with {', '.join(EVENT_KEYS)}")
     if "evaluationInput" not in event and _is_telemetry(event):
         raise EvalkitError(_telemetry_message(source))
     level = event.get("evaluationLevel")
     if level not in LEVELS:
         raise EvalkitError(
-            f"{source}: 'evaluationLevel' is {level!r}, not one of {', '.join(LEVELS)} (an AgentCore event "
+            f"{shown(source)}: 'evaluationLevel' is {level!r}, not one of {', '.join(LEVELS)} (an AgentCore event "
             f"carries {', '.join(EVENT_KEYS)})"
         )
     given = event.get("evaluationInput")
     spans = given.get("sessionSpans") if isinstance(given, dict) else None
     if not isinstance(spans, list):
         raise EvalkitError(
-            f"{source}: 'evaluationInput.sessionSpans' must be a list of spans and event records"
+            f"{shown(source)}: 'evaluationInput.sessionSpans' must be a list of spans and event records"
         )
     return event, text
 
@@ -97,7 +99,7 @@ def _is_telemetry(doc) -> bool:
 
 def _telemetry_message(source: Path) -> str:
     return (
-        f"{source} holds telemetry (spans or event records), not an AgentCore Lambda event: replay an event "
+        f"{shown(source)} holds telemetry (spans or event records), not an AgentCore Lambda event: replay an event "
         f"({', '.join(EVENT_KEYS)}), or evaluate span files with evalkit spans eval"
     )
 

@@ -41,6 +41,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.documents.input_files import open_input
 from evalkit.documents.json_input import (
     JsonInputError,
     max_document_bytes,
@@ -48,7 +49,7 @@ from evalkit.documents.json_input import (
     read_limited,
     too_large,
 )
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, shown
 from evalkit.spans.reading.event_record import is_record, record_key
 from evalkit.spans.reading.json_stream import looks_like_stream, split_stream
 from evalkit.spans.reading.shapes import describe, read_value
@@ -88,28 +89,28 @@ def _load(source: Path, warn: bool, session_attribute: str | None) -> pd.DataFra
     if source.is_dir():
         files = sorted(p for p in source.iterdir() if p.is_file() and p.name.endswith(_SUFFIXES))
         if not files:
-            raise EvalkitError(f"{source}: no span files (*.json, *.jsonl, *.ndjson) in this folder")
-    elif source.exists():  # a file, or a device or pipe (/dev/stdin, <(zcat spans.gz)): read up to the limit
+            raise EvalkitError(f"{shown(source)}: no span files (*.json, *.jsonl, *.ndjson) in this folder")
+    elif source.exists():  # a regular file; a pipe, device or socket is refused when it is opened
         files = [source]
     else:
-        raise EvalkitError(f"{source}: span file not found")
+        raise EvalkitError(f"{shown(source)}: span file not found")
     docs: list[dict] = []
     wheres: list[tuple[str, str]] = []
     problems: list[str] = []
     read = [_read_file(file, docs, wheres, problems) for file in files]
     if not docs:
-        shown = problems[:SHOWN_PROBLEMS] or [entry["summary"] for entry in read]
-        more = len(problems) - len(shown)
+        listed = problems[:SHOWN_PROBLEMS] or [entry["summary"] for entry in read]
+        more = len(problems) - len(listed)
         if more:
-            shown.append(f"... and {more} more")
-        raise EvalkitError(f"{source}: no valid span found", shown)
+            listed.append(f"... and {more} more")
+        raise EvalkitError(f"{shown(source)}: no valid span found", listed)
     docs = _drop_duplicates(docs, wheres, problems)
     frame = build_frame(docs, problems, str(source), session_attribute)
     frame.attrs["problems"] = problems
     frame.attrs["source"] = str(source)
     frame.attrs["files"] = read
     if warn and problems:
-        _warn(str(source), problems)
+        _warn(shown(source), problems)
     return frame
 
 
@@ -129,7 +130,7 @@ def _read_file(file: Path, docs: list, wheres: list, problems: list) -> dict:
     Files (decompressed, for ``.gz``) are read up to the document size limit (``EVALKIT_MAX_DOCUMENT_BYTES``)
     and parsed by the shared JSON reader, which refuses excessive nesting, duplicate keys and lone surrogates.
     """
-    label = str(file)
+    label = shown(file)
     before = len(docs)
     shapes: Counter = Counter()
     layout = _read_values(label, _read_text(file, label), docs, wheres, problems, shapes)
@@ -151,7 +152,7 @@ def _read_text(file: Path, label: str) -> str:
     limit = max_document_bytes()
     if file.name.endswith(".gz"):
         try:
-            with gzip.open(file, "rb") as handle:
+            with open_input(file, "span file") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as handle:
                 data = handle.read(limit + 1)
         except (OSError, EOFError) as exc:
             raise EvalkitError(f"{label}: cannot read the span file: {exc}") from None
@@ -252,9 +253,9 @@ def _drop_duplicates(docs: list, wheres: list, problems: list) -> list:
 def _warn(source: str, problems: list[str]) -> None:
     from evalkit.documents.versions import EvalkitWarning
 
-    shown = problems[:SHOWN_PROBLEMS]
-    more = len(problems) - len(shown)
-    text = "\n  ".join(shown) + (f"\n  ... and {more} more (see df.attrs['problems'])" if more else "")
+    listed = problems[:SHOWN_PROBLEMS]
+    more = len(problems) - len(listed)
+    text = "\n  ".join(listed) + (f"\n  ... and {more} more (see df.attrs['problems'])" if more else "")
     warnings.warn(
         f"{source}: {len(problems)} problem(s) while loading spans:\n  {text}", EvalkitWarning, stacklevel=3
     )
