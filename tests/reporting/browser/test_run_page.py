@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import SCREENSHOTS
+from geometry import broken_words, overflowing
 from playwright.sync_api import expect
 from runs import evalkit_run
 
@@ -207,4 +208,19 @@ def test_the_row_count_reads_with_the_right_plural(open_page, demo_run):
     page.fill("#f-query", "")
     expect(page.locator("#items-body tr")).to_have_count(12)
     assert page.locator("#f-count").inner_text().endswith("of 12 rows")
+    assert watched.problems() == []
+
+
+def test_status_and_thread_labels_keep_their_words_whole(open_page, demo_run):
+    """The status column shows error codes and messages, the item column thread labels, without breaking a
+    word ("agentRequ estFailed", "demo-onboarding -1") or cutting a short message (issue 18, item 3)."""
+    watched = open_page(demo_run / "report.html", WIDTH, HEIGHT)
+    page = watched.page
+    assert "agentRequestFailed:" in _row(page, 8).locator("td.status .err").inner_text()
+    assert broken_words(page, "#items-body td.status, #items-body td.item .thread") == []
+    partial = _row(page, 7).locator("td.status .err")
+    assert "2 of 4 evaluators failed to run." in partial.inner_text()
+    assert overflowing(page, "#items-body tr:nth-child(8) td.status .err") == []  # row #7, shown whole
+    threads = page.locator("#items-body td.item .thread")
+    assert threads.count() == 3 and set(threads.all_inner_texts()) == {"demo-onboarding-1"}
     assert watched.problems() == []
