@@ -224,3 +224,18 @@ def test_status_and_thread_labels_keep_their_words_whole(open_page, demo_run):
     threads = page.locator("#items-body td.item .thread")
     assert threads.count() == 3 and set(threads.all_inner_texts()) == {"demo-onboarding-1"}
     assert watched.problems() == []
+
+
+def test_chart_axes_count_rows_in_whole_numbers(open_page, demo_run):
+    """The row-count axes of the status chart and the score histograms tick 0, 1, 2, never 0.2 (issue 18, item 8)."""
+    watched = open_page(demo_run / "report.html", WIDTH, HEIGHT)
+    page = watched.page
+    counted = 0
+    for figure in page.locator("div.evalkit-figure").all():
+        if figure.locator(".ytitle").all_text_contents() != ["rows"]:
+            continue
+        ticks = [t.replace(",", "") for t in figure.locator("g.ytick text").all_text_contents()]
+        assert ticks and all(t.isdigit() for t in ticks), ticks
+        counted += 1
+    assert counted == 1 + 8  # the row status and one histogram per evaluator
+    assert watched.problems() == []
