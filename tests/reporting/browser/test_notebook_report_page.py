@@ -43,7 +43,7 @@ def test_notebook_report_has_its_sections_charts_and_the_items_table(open_page, 
         assert figures.nth(k).locator("svg.main-svg").count() >= 1, k
     # --history: the trend of pass rates across the runs under the folder (here the one run)
     titles = page.locator("div.evalkit-figure .gtitle").all_text_contents()
-    assert "Pass rates across 1 runs" in titles, titles
+    assert "Pass rates across 1 run" in titles, titles
     # every item, not only the failing ones, with the same filters and item view as the run's page
     assert page.locator("#items-body tr").count() == 12
     page.select_option("#f-status", "fail")
