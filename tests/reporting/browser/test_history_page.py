@@ -17,7 +17,9 @@ def test_run_with_history_draws_the_trend_of_this_document_only(open_page, tmp_p
     trend = page.locator("div.evalkit-figure").first
     assert trend.locator(".gtitle").text_content() == "Pass rates across 2 runs"
     note = trend.locator(".gtitle-subtitle").text_content()
-    assert "of Contoso HR assistant: recorded answers" in note and "1 run of another document left out" in note
+    assert (
+        "of Contoso HR assistant: recorded answers" in note and "1 run of another document left out" in note
+    )
     assert trend.locator("svg.main-svg").count() >= 1
     # one line per evaluator the demo's runs scored, plus the row status; a point per run on each
     assert trend.locator("g.scatterlayer g.trace").count() == 1 + 8
