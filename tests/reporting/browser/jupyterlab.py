@@ -77,17 +77,20 @@ def widget_html(widget) -> str:
 
 
 def notebook_page(path: Path, outputs: list[tuple[str, str]], width: int) -> Path:
-    """An HTML file at ``path``: each ``(kind, html)`` output (kind ``"html"``: a text/html output, rendered as
-    JupyterLab renders HTML; ``"widget"``: a widget view) in a notebook output area ``width`` px wide."""
+    """An HTML file at ``path``: the ``(kind, html)`` outputs of one cell (kind ``"html"``: a text/html output,
+    rendered as JupyterLab renders HTML; ``"widget"``: a widget view) in a notebook output area ``width`` px
+    wide."""
     links = "".join(f'<link rel="stylesheet" href="{css.as_uri()}">' for css in lab_css())
     area = {
         "html": 'class="jp-RenderedHTMLCommon jp-RenderedHTML jp-OutputArea-output" data-mime-type="text/html"',
         "widget": 'class="jp-OutputArea-output" data-mime-type="application/vnd.jupyter.widget-view+json"',
     }
-    cells = "".join(
-        '<div class="jp-Cell jp-CodeCell"><div class="jp-Cell-outputWrapper"><div class="jp-OutputArea">'
-        f'<div class="jp-OutputArea-child"><div {area[kind]}>{output}</div></div></div></div></div>'
-        for kind, output in outputs
+    children = "".join(
+        f'<div class="jp-OutputArea-child"><div {area[kind]}>{output}</div></div>' for kind, output in outputs
+    )
+    cells = (  # one code cell: its outputs are siblings, as JupyterLab and nbconvert lay them out
+        '<div class="jp-Cell jp-CodeCell"><div class="jp-Cell-outputWrapper">'
+        f'<div class="jp-OutputArea">{children}</div></div></div>'
     )
     path.write_text(
         f"<!DOCTYPE html><html><head><meta charset='utf-8'>{links}<style>{widgets_css()}</style></head>"

@@ -5,7 +5,6 @@ Inputs panel shows every column."""
 from __future__ import annotations
 
 import pytest
-from conftest import SCREENSHOTS
 from geometry import overflowing
 from jupyterlab import notebook_page, widget_html
 from runs import REPO
@@ -41,8 +40,6 @@ def test_studio_results_give_the_reason_room_and_the_inputs_show_every_column(op
         notebook_page(tmp_path / "lab.html", [("widget", widget_html(view.container))], OUTPUT_WIDTH)
     )
     lab = page.page
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    lab.screenshot(path=SCREENSHOTS / "studio-jupyterlab.png", full_page=True)
     results = lab.locator("table").filter(has=lab.locator("th", has_text="v1_reason")).first
     headers = results.locator("thead th").all_inner_texts()
     reason = headers.index("v1_reason")
@@ -76,3 +73,21 @@ def test_report_failing_rows_read_left_aligned_one_reason_a_line_in_jupyterlab(o
     assert lab.locator("table.rows").evaluate("e => getComputedStyle(e).tableLayout") == "auto"
     assert overflowing(lab, "table.rows td.failed .reason") == []
     assert page.problems() == []
+
+
+def test_the_static_copy_hides_beside_a_drawn_widget_and_shows_beside_a_blank_one(
+    open_page, studio, tmp_path
+):
+    """JupyterLab draws the widget: its static copy (the next output) is hidden. nbconvert's page without the
+    widget manager leaves the widget's output a div of scripts: the copy shows (issue 18, item 9)."""
+    box = studio.view.container
+    copy = box.static_html()
+    blank = '<div class="jupyter-widgets jp-OutputArea-output"><script type="text/javascript">var x;</script></div>'
+    live = open_page(
+        notebook_page(tmp_path / "live.html", [("widget", widget_html(box)), ("html", copy)], 900)
+    )
+    assert not live.page.locator("div.evalkit-widget-snapshot").is_visible()
+    exported = open_page(notebook_page(tmp_path / "export.html", [("html", blank), ("html", copy)], 900))
+    shown = exported.page.locator("div.evalkit-widget-snapshot")
+    assert shown.is_visible() and "answer_quality" in shown.inner_text()
+    assert live.problems() == [] and exported.problems() == []
