@@ -81,7 +81,7 @@ def calibration_html(c: Any, *, max_rows: int) -> str:
         {
             "judge": row.judge,
             "where": _where_label(row.item, row.turn),
-            "values": f"{_shown(row.judge_value)} vs {_shown(row.human_value)}",
+            "versus": f"{_shown(row.judge_value)} vs {_shown(row.human_value)}",
             "prompt": row.prompt,
             "response": row.response,
             "judge_reason": row.judge_reason,

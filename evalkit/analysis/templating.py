@@ -63,12 +63,26 @@ def _count(value: Any) -> str:
     return f"{int(value):,}"
 
 
+def _key_first(env_class):
+    """An environment class where ``row.name`` reads the key ``name`` of a dict before its attribute, so a
+    row with a "values" or "items" key never shows ``<built-in method values of dict ...>`` (issue 18, item 1)."""
+
+    class KeyFirst(env_class):
+        def getattr(self, obj, attribute):
+            if isinstance(obj, dict) and attribute in obj:
+                return obj[attribute]
+            return super().getattr(obj, attribute)
+
+    return KeyFirst
+
+
 @lru_cache(maxsize=1)
 def environment():
-    """The shared Jinja2 environment (autoescape on, undefined names are errors, package templates)."""
+    """The shared Jinja2 environment (autoescape on, undefined names are errors, package templates, dict keys
+    before dict methods)."""
     import jinja2
 
-    env = jinja2.Environment(
+    env = _key_first(jinja2.Environment)(
         loader=jinja2.PackageLoader("evalkit.analysis", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,

@@ -62,7 +62,36 @@ def styled(df: pd.DataFrame, *, max_chars: int = MAX_CHARS, precision: int = 2) 
     outcomes = [c for c in table.columns if _is_outcome_column(c)]
     if outcomes:
         styler = styler.map(_outcome_css, subset=outcomes)
-    return styler.set_table_styles([{"selector": "td", "props": "vertical-align: top"}], overwrite=False)
+    return styler.set_table_styles(_layout_styles(table, text, max_chars), overwrite=False)
+
+
+#: A text column whose longest cell is longer than this gets room to read (``min-width``) instead of the few
+#: words' width a table squeezed into a notebook gives it.
+LONG_TEXT = 40
+
+
+def _layout_styles(table: pd.DataFrame, text: list, max_chars: int) -> list[dict]:
+    """Table-level CSS (scoped by the Styler's table id, so it outranks JupyterLab's output CSS): automatic
+    layout, not JupyterLab's fixed equal columns; ordinary line height, not an HTML widget's 28 px; long text
+    columns at least 14em wide."""
+    styles = [
+        {
+            "selector": "",
+            "props": "table-layout: auto; margin-left: 0; margin-right: 0; border-collapse: collapse",
+        },
+        {"selector": "td, th", "props": "vertical-align: top; line-height: 1.35; padding: .25em .5em"},
+        {"selector": "thead th", "props": "text-align: left"},
+    ]
+    for position, column in enumerate(table.columns):
+        if column in text and _longest(table[column], max_chars) > LONG_TEXT:
+            styles.append({"selector": f"td.col{position}", "props": "min-width: 14em; max-width: 40em"})
+    return styles
+
+
+def _longest(series: pd.Series, max_chars: int) -> int:
+    """The length of the longest cell of ``series`` as shown (cut to ``max_chars``)."""
+    head = series.head(200)
+    return max((len(truncate(v, max_chars)) for v in head), default=0)
 
 
 def truncate(value: Any, max_chars: int = MAX_CHARS) -> str:

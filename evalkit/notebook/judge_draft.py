@@ -261,6 +261,11 @@ class JudgeDraft:
         import pandas as pd
 
         declared = self._declared()
+        try:  # front matter that does not parse declares nothing we can know: say so, not "not declared"
+            self.front_matter  # noqa: B018 - parsing is the check
+            readable = True
+        except ValueError:
+            readable = False
         used = set(Prompty(self.home, {}, self._body).variables())
         forwarded = forwarded_inputs(self.wrapper_text)
         rows = self.rows if self.rows is not None and len(self.rows) else self.df
@@ -271,6 +276,8 @@ class JudgeDraft:
             problem = ""
             if var == "prompt":
                 problem = "reserved by promptflow: call it user_prompt; the wrapper passes prompt on as that"
+            elif not readable:
+                problem = "not checked until the front matter parses"
             elif var in used and var not in declared:
                 problem = (
                     f"used but not declared under inputs: it renders empty; add '{var}: {{type: string}}'"
@@ -287,7 +294,7 @@ class JudgeDraft:
             records.append(
                 {
                     "variable": var,
-                    "declared": var in declared,
+                    "declared": (var in declared) if readable else pd.NA,
                     "used": var in used,
                     "column": column,
                     "filled": filled or "",

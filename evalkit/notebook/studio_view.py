@@ -96,7 +96,8 @@ class StudioView:
                         w.VBox([self.editors, self.message], layout=w.Layout(flex="3 1 30em", min_width="0")),
                         w.VBox(
                             [w.HTML("<b>Inputs</b>"), self.variables, self.problems],
-                            layout=w.Layout(flex="2 1 24em", min_width="0", overflow="auto"),
+                            # 36em: below the editors, full width, unless the notebook is wide enough for both
+                            layout=w.Layout(flex="2 1 36em", min_width="0", overflow="auto"),
                         ),
                     ],
                     layout=w.Layout(width="100%", flex_flow="row wrap"),
@@ -288,12 +289,17 @@ class StudioView:
             self.variables.value = _error_html("inputs", exc)
         broken = studio.syntax_error()
         self.message.value = f"<div style='color:#842029'>{html.escape(broken)}</div>" if broken else ""
-        problems = studio.problems()
-        self.problems.value = (
-            "<ul style='color:#842029'>" + "".join(f"<li>{html.escape(p)}</li>" for p in problems) + "</ul>"
-            if problems
-            else "<div style='color:#0b5d1e'>No problems found.</div>"
-        )
+        problems = [] if broken else studio.problems()  # the syntax error is the message, shown once
+        if broken:
+            self.problems.value = "<div style='color:#6e7781'>Checks run once the prompt parses (see the message under the editor).</div>"
+        elif problems:
+            self.problems.value = (
+                "<ul style='color:#842029'>"
+                + "".join(f"<li>{html.escape(p)}</li>" for p in problems)
+                + "</ul>"
+            )
+        else:
+            self.problems.value = "<div style='color:#0b5d1e'>No problems found.</div>"
         if studio.rows is not None:
             columns = [
                 c for c in ("item", "turn", "prompt", "response", "expected_response") if c in studio.rows

@@ -84,10 +84,24 @@ def _go():
     return go
 
 
-def _layout(figure, title: str, **extra) -> None:
+def _layout(figure, title: str, subtitle: str = "", **extra) -> None:
+    """Title (short, so it fits a 360 px card), optional subtitle (what the error bars are), white template."""
+    heading = {"text": title, **({"subtitle": {"text": subtitle}} if subtitle else {})}
+    top = 80 if subtitle else 60
     figure.update_layout(
-        title={"text": title}, template="plotly_white", margin={"l": 60, "r": 30, "t": 60, "b": 60}, **extra
+        title=heading, template="plotly_white", margin={"l": 60, "r": 30, "t": top, "b": 60}, **extra
     )
+
+
+def _rows_axis(counts: Sequence[Any]) -> dict:
+    """A y axis that counts rows: whole numbers only (plotly would tick 0.2 rows when the counts are small)."""
+    top = max((c for c in counts if c is not None), default=0)
+    return {
+        "title": {"text": "rows"},
+        "tickformat": ",d",
+        "rangemode": "tozero",
+        **({"dtick": 1} if top <= 8 else {}),
+    }
 
 
 def pass_rates(df: pd.DataFrame) -> go.Figure:
@@ -174,7 +188,7 @@ def score_figure(counts: ScoreCounts) -> go.Figure:
         figure,
         f"Scores of {name} ({count(counts.n, 'row')})",
         xaxis={"title": {"text": "score"}, **({"type": "category"} if kind != "bins" or single else {})},
-        yaxis={"title": {"text": "rows"}},
+        yaxis=_rows_axis(list(trace.y or [])),
         bargap=0.1,
     )
     return figure
@@ -200,7 +214,7 @@ def status_figure(counts: dict[str, int]) -> go.Figure:
             name="rows",
         )
     )
-    _layout(figure, f"Row status ({count(total, 'row')})", yaxis={"title": {"text": "rows"}})
+    _layout(figure, f"Row status ({count(total, 'row')})", yaxis=_rows_axis([counts[s] for s in STATUSES]))
     return figure
 
 
@@ -324,11 +338,16 @@ def comparison_deltas(comparison: Comparison, metric: str = "pass_rate") -> go.F
             name="B - A",
         )
     )
+    # the error bars are the table's intervals: McNemar's exact interval for pass rates, bootstrap for means
     if metric == "mean":
-        title, axis = f"Mean score, B - A, with {level} paired bootstrap interval", {}
+        title, bars, axis = "Mean score, B - A", f"bars: {level} paired bootstrap interval", {}
     else:
-        title, axis = f"Pass rate, B - A, with {level} paired bootstrap interval", {"tickformat": "+.0%"}
-    _layout(figure, title, yaxis={"zeroline": True, "zerolinewidth": 2, **axis})
+        title, bars, axis = (
+            "Pass rate, B - A",
+            f"bars: {level} McNemar exact interval",
+            {"tickformat": "+.0%"},
+        )
+    _layout(figure, title, bars, yaxis={"zeroline": True, "zerolinewidth": 2, **axis})
     return figure
 
 

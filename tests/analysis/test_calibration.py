@@ -446,6 +446,8 @@ def test_runs_mapping_heatmap_and_html():
     page = c._repr_html_()
     assert "<script>alert" not in page and "&lt;script&gt;" in page
     assert "&lt;b&gt;n&lt;/b&gt;" in page
+    # the disagreement's "judge vs human" cell is the two values, never a dict method (issue 18, item 1)
+    assert '<td class="num">3 vs 2</td>' in page and "built-in method" not in page
     with pytest.raises(EvalkitError, match="no judge 'nope'"):
         calibration_heatmap(c, "nope")
 
@@ -538,3 +540,11 @@ def test_judge_noise_inputs():
     changed.loc[1, "prompt"] = "another question"
     with pytest.raises(EvalkitError, match="sample 2 has another prompt than sample 0 at item 1"):
         judge_noise([frames[0], frames[1], changed])
+
+
+def test_template_rows_read_their_keys_before_dict_methods():
+    """``row.values`` / ``row.items`` in a template is the row's key, not ``dict.values`` (issue 18, item 1)."""
+    from evalkit.analysis.templating import environment
+
+    template = environment().from_string("{{ row.values }}|{{ row.items }}|{{ row.judge }}")
+    assert template.render(row={"values": "3 vs 2", "items": 4, "judge": "j"}) == "3 vs 2|4|j"

@@ -513,6 +513,10 @@ def test_chart_comparison_deltas_has_error_bars():
     assert bar.y[0] == pytest.approx(row["pass_rate_delta"])
     assert bar.y[0] + bar.error_y.array[0] == pytest.approx(row["pass_rate_high"])
     assert bar.y[0] - bar.error_y.arrayminus[0] == pytest.approx(row["pass_rate_low"])
+    # the bars are McNemar's exact interval, and the chart says so (issue 18, item 4)
+    assert figure.layout.title.subtitle.text == "bars: 95% McNemar exact interval"
+    mean = charts.comparison_deltas(c, metric="mean").layout.title
+    assert mean.text == "Mean score, B - A" and "paired bootstrap" in mean.subtitle.text
     assert list(charts.comparison_deltas(c, metric="mean").data[0].x) == ["check"]
     with pytest.raises(ValueError):
         charts.comparison_deltas(c, metric="median")

@@ -200,6 +200,9 @@ def test_the_agreement_panel_shows_calibrate_on_the_rows_labelled_so_far(judged,
     assert (int(figures["n"]), int(figures["labels"]), figures["exact"]) == (2, 2, 0.5)
     assert figures["within_one"] == 1.0 and figures["bias"] == -0.5  # judge - human: (0 + -1) / 2
     assert "Agreement with the judge" in view.agreement.value and "2 / 2" in view.agreement.value
+    # row 6 is the one disagreement: judge 0, human 1, shown as values, not as a dict method (issue 18, item 1)
+    assert '<td class="num">0 vs 1</td>' in view.agreement.value
+    assert "built-in method" not in view.agreement.value
 
     verdicts = LabellingWidget(judged, EV, labels_path=tmp_path / "v.json", scale="pass/fail")
     verdicts.set_label("fail")  # the judge said pass

@@ -463,3 +463,23 @@ def test_styled_colours_outcomes_only_in_status_and_result_columns():
 def test_styled_accepts_duplicate_labels():
     df = pd.DataFrame([["pass", "a"], ["fail", "b"]], columns=["status", "status"], index=[0, 0])
     assert "#f8d7da" in styled(df).to_html()
+
+
+def test_a_displayed_studio_is_the_widget_then_its_static_copy_as_an_output_of_its_own(studio):
+    """nbconvert shows a widget view (blank offline) whenever the widget state is saved, so the static copy is a
+    second, text/html-only output; it hides itself beside a drawn widget (issue 18, item 9)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    published = []
+    shell.display_pub.publish = lambda data, metadata=None, **kw: published.append(data)
+    try:
+        shell.display_formatter.format(studio.view.container)  # what the cell's displayhook does
+    finally:
+        InteractiveShell.clear_instance()
+    assert len(published) == 2
+    widget, copy = published
+    assert "application/vnd.jupyter.widget-view+json" in widget and "text/html" not in widget
+    assert widget["text/plain"].startswith("<JudgeStudio 'answer_quality'")
+    assert set(copy) == {"text/html", "text/plain"} and "evalkit-widget-snapshot" in copy["text/html"]
+    assert "answer_quality" in copy["text/html"] and ":has(.jupyter-widgets .widget-box)" in copy["text/html"]

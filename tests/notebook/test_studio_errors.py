@@ -208,3 +208,23 @@ def test_styled_tables_show_rates_as_percentages(studio, model_server):
     rate = studio.versions_table().loc[1, "pass_rate"]
     page = styled(studio.versions_table()).to_html()
     assert f">{rate:.1%}<" in page
+
+
+def test_broken_yaml_is_said_once_and_flags_no_variable_as_undeclared(studio):
+    """After a YAML mistake the error is the message under the editor, once; the Inputs table does not call
+    every declared variable "used but not declared" (issue 18, item 7)."""
+    view = studio.view
+    good = view.front_matter.value
+    view.front_matter.value = good + "inputs: [unclosed\n"
+    error = studio.syntax_error()
+    assert "not valid YAML" in error
+    shown = view.message.value + view.problems.value + view.variables.value
+    assert shown.count("not valid YAML") == 1 and "not valid YAML" in view.message.value
+    assert "used but not declared" not in view.variables.value
+    assert "not checked until the front matter parses" in view.variables.value
+    table = studio.variables()
+    assert table["declared"].isna().all() and table["used"].any()
+    assert "Checks run once the prompt parses" in view.problems.value
+    view.front_matter.value = good  # fixed: the checks are back
+    assert view.message.value == "" and "No problems found." in view.problems.value
+    assert studio.variables()["declared"].all()

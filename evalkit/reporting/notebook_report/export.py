@@ -61,7 +61,7 @@ def configure_plotly() -> None:
 # ------------------------------------------------------------------------------------------------ HTML export
 
 #: The exported page's style (``assets/notebook_report.css``).
-CSS = asset("notebook_report.css")
+CSS = asset("notebook_report.css") + asset("failing_rows.css")  # the latter also inline, for JupyterLab
 
 
 def _plotly_js() -> str:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
 from evalkit.analysis.summaries import scored_evaluators
 from evalkit.documents.columns import score_column
 from evalkit.reporting.fragments import render
+from evalkit.reporting.inline import asset
 from evalkit.reporting.notebook_report.formatting import FAILING_LIMIT, missing, num
 
 FAILING_COLUMNS = ("item", "turn", "thread", "status", "error", "failed", "prompt", "response", "expected")
@@ -96,6 +98,10 @@ def _first(rows: pd.DataFrame, column: str, position: int) -> str | None:
 
 def failing_html(run: pd.DataFrame, limit: int = FAILING_LIMIT) -> str:
     """:func:`failing_items` as an HTML table (``section_failing.html.j2``: every text escaped and cut), with
-    the count of the rest."""
+    the count of the rest. The table carries its style (``assets/failing_rows.css``), so it reads the same in
+    JupyterLab as on the report page: left-aligned, one line per failed evaluator, reasons wrapped in full."""
     frame, total = failing_items(run, limit)
-    return str(render("section_failing.html.j2", rows=list(frame.itertuples(index=False)), total=total))
+    rows = list(frame.itertuples(index=False))
+    return str(
+        render("section_failing.html.j2", rows=rows, total=total, css=Markup(asset("failing_rows.css")))
+    )

@@ -65,3 +65,23 @@ def test_comparison_page_warns_colours_nothing_unsupported_and_diffs_words(open_
     page.evaluate("document.getElementById('regressed').scrollIntoView()")
     page.screenshot(path=SCREENSHOTS / "comparison-diff.png")
     assert watched.problems() == []
+
+
+def test_chart_titles_fit_and_name_the_interval_their_bars_draw(open_page, compared):
+    """Each chart title is whole inside its card; the pass-rate bars are McNemar's exact interval (the table's),
+    the mean bars the paired bootstrap (issue 18, item 4)."""
+    watched = open_page(compared, WIDTH, HEIGHT)
+    page = watched.page
+    figures = page.locator("div.charts div.evalkit-figure")
+    assert figures.count() == 2
+    titles = [f.locator(".gtitle").first.text_content() for f in figures.all()]
+    subtitles = [f.locator(".gtitle-subtitle").first.text_content() for f in figures.all()]
+    assert titles == ["Pass rate, B - A", "Mean score, B - A"]
+    assert subtitles == ["bars: 95% McNemar exact interval", "bars: 95% paired bootstrap interval"]
+    for figure in figures.all():
+        card = figure.bounding_box()
+        for text in figure.locator(".gtitle, .gtitle-subtitle").all():
+            box = text.bounding_box()
+            assert box["x"] >= card["x"] and box["x"] + box["width"] <= card["x"] + card["width"], box
+    assert "bootstrap" not in titles[0] + subtitles[0]
+    assert watched.problems() == []

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from geometry import broken_words, overflowing
 from runs import REPO, evalkit_run
 
 WIDTH, HEIGHT = 1280, 800
@@ -42,7 +43,7 @@ def test_notebook_report_has_its_sections_charts_and_the_items_table(open_page, 
         assert figures.nth(k).locator("svg.main-svg").count() >= 1, k
     # --history: the trend of pass rates across the runs under the folder (here the one run)
     titles = page.locator("div.evalkit-figure .gtitle").all_text_contents()
-    assert "Pass rates across 1 runs" in titles, titles
+    assert "Pass rates across 1 run" in titles, titles
     # every item, not only the failing ones, with the same filters and item view as the run's page
     assert page.locator("#items-body tr").count() == 12
     page.select_option("#f-status", "fail")
@@ -51,4 +52,40 @@ def test_notebook_report_has_its_sections_charts_and_the_items_table(open_page, 
     assert page.locator("#item-view").is_visible()
     row = page.locator("#items-body tr").first.locator("td.prompt").bounding_box()
     assert row["width"] >= 180 and row["x"] + row["width"] <= WIDTH
+    assert watched.problems() == []
+
+
+def test_failing_rows_show_every_reason_whole_one_line_per_evaluator(open_page, report_page):
+    """ "what failed" is wrapped in full, one block per failed evaluator, in a column wide enough to read; the
+    item opens the whole row (issue 18, item 2)."""
+    watched = open_page(report_page, WIDTH, HEIGHT)
+    page = watched.page
+    table = page.locator("div.evalkit-failing table.rows")
+    row = table.locator("tbody tr").filter(has=page.locator("td.item", has_text="#5")).first
+    reasons = row.locator("td.failed .reason")
+    assert reasons.count() == 2
+    assert reasons.nth(0).inner_text().startswith("RetrievalQuery: fail")
+    assert reasons.nth(0).inner_text().endswith("contains the excluded term(s) 'FileType:OneNote'.")
+    assert reasons.nth(1).inner_text().endswith("missing 'per diem', 'GSA'.")
+    assert overflowing(page, "div.evalkit-failing td.failed, div.evalkit-failing td.failed .reason") == []
+    assert overflowing(page, "div.evalkit-failing td.status .err") == []
+    assert broken_words(page, "div.evalkit-failing td.failed, div.evalkit-failing td.status") == []
+    for cell in table.locator("td.failed").all():
+        box = cell.bounding_box()
+        assert box["width"] >= 300 and box["x"] + box["width"] <= WIDTH, box
+        assert cell.evaluate("e => getComputedStyle(e).textAlign") in ("left", "start")
+    row.locator("td.item a").click()
+    assert page.locator("#item-view").is_visible() and page.evaluate("location.hash") == "#item-5"
+    assert watched.problems() == []
+
+
+def test_baseline_comparison_fits_the_window(open_page, report_page):
+    """At 1280 px the page is no wider than the window: the deltas' last column is on screen (issue 18, item 5)."""
+    watched = open_page(report_page, WIDTH, HEIGHT)
+    page = watched.page
+    assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH
+    improved = page.locator("table.deltas thead th").last
+    assert improved.inner_text() == "improved"
+    box = improved.bounding_box()
+    assert box["x"] + box["width"] <= WIDTH, box
     assert watched.problems() == []

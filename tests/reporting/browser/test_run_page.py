@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import SCREENSHOTS
+from geometry import broken_words, overflowing
 from playwright.sync_api import expect
 from runs import evalkit_run
 
@@ -207,4 +208,34 @@ def test_the_row_count_reads_with_the_right_plural(open_page, demo_run):
     page.fill("#f-query", "")
     expect(page.locator("#items-body tr")).to_have_count(12)
     assert page.locator("#f-count").inner_text().endswith("of 12 rows")
+    assert watched.problems() == []
+
+
+def test_status_and_thread_labels_keep_their_words_whole(open_page, demo_run):
+    """The status column shows error codes and messages, the item column thread labels, without breaking a
+    word ("agentRequ estFailed", "demo-onboarding -1") or cutting a short message (issue 18, item 3)."""
+    watched = open_page(demo_run / "report.html", WIDTH, HEIGHT)
+    page = watched.page
+    assert "agentRequestFailed:" in _row(page, 8).locator("td.status .err").inner_text()
+    assert broken_words(page, "#items-body td.status, #items-body td.item .thread") == []
+    partial = _row(page, 7).locator("td.status .err")
+    assert "2 of 4 evaluators failed to run." in partial.inner_text()
+    assert overflowing(page, "#items-body tr:nth-child(8) td.status .err") == []  # row #7, shown whole
+    threads = page.locator("#items-body td.item .thread")
+    assert threads.count() == 3 and set(threads.all_inner_texts()) == {"demo-onboarding-1"}
+    assert watched.problems() == []
+
+
+def test_chart_axes_count_rows_in_whole_numbers(open_page, demo_run):
+    """The row-count axes of the status chart and the score histograms tick 0, 1, 2, never 0.2 (issue 18, item 8)."""
+    watched = open_page(demo_run / "report.html", WIDTH, HEIGHT)
+    page = watched.page
+    counted = 0
+    for figure in page.locator("div.evalkit-figure").all():
+        if figure.locator(".ytitle").all_text_contents() != ["rows"]:
+            continue
+        ticks = [t.replace(",", "") for t in figure.locator("g.ytick text").all_text_contents()]
+        assert ticks and all(t.isdigit() for t in ticks), ticks
+        counted += 1
+    assert counted == 1 + 8  # the row status and one histogram per evaluator
     assert watched.problems() == []
