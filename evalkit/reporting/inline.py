@@ -42,10 +42,19 @@ def script_safe_json(value: Any) -> str:
     where the escape means the same character, so ``json.loads`` gives back exactly the original value. NaN and
     infinities are refused (they are not JSON); callers turn them into ``null`` first.
     """
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    text = json.dumps(
+        value, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_numpy_scalar
+    )
     for raw, escaped in _SCRIPT_ESCAPES:
         text = text.replace(raw, escaped)
     return text
+
+
+def _numpy_scalar(value: Any) -> Any:
+    """A numpy scalar as its Python number (orjson writes them too); anything else is not JSON."""
+    if hasattr(value, "item") and hasattr(value, "dtype"):
+        return value.item()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def csp_hash(source: str) -> str:
