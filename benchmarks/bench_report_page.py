@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import make_rows, write_inputs  # noqa: E402
 
 #: What the page records on <html> (ms since navigation start), in the order it happens. A page written before
-#: the first rows came apart (evalkit 0.x before issue 20) draws its table only once every row is read and has
-#: neither of the two middle ones.
+#: its first rows were embedded apart (issue 20) draws its table only once every row is read, and records
+#: neither of the two middle ones (``--page`` loads such a page too, for a before/after comparison).
 PAGE_CLOCK = {
     "table-ms": "first page of rows in the table",
     "table-paint-ms": "a frame drawn with the first rows",
