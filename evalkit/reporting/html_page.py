@@ -10,6 +10,7 @@ import os
 
 import pandas as pd
 
+from evalkit.analysis.summaries import summary
 from evalkit.reporting.page import CSS, page_title, run_figures, write_page
 from evalkit.reporting.page_data import TEXT_LIMIT
 
@@ -35,9 +36,10 @@ def write_html(
     :mod:`evalkit.reporting.page`). Works on an unscored table too (no evaluator chips or charts).
     ``history`` (:func:`evalkit.runs`) adds the trend of pass rates across those runs to the charts.
     """
-    figures = run_figures(df)
+    table = summary(df)  # once, for the summary table and the pass-rate chart
+    figures = run_figures(df, table)
     if history is not None and len(history):
         from evalkit.reporting.trend import pass_rate_trend
 
         figures.insert(0, pass_rate_trend(history))
-    write_page(df, path, title=title, text_limit=text_limit, figures=figures)
+    write_page(df, path, title=title, text_limit=text_limit, figures=figures, table=table)

@@ -4,7 +4,8 @@ Every page evalkit writes (the run's report.html, the exported ``evalkit report`
 data, scripts and styles sit inside it. Three pieces make that safe, shared by every page:
 
 * :func:`script_safe_json`: data as JSON that can sit inside ``<script type="application/json">`` verbatim
-  (no value can close the element or open a comment).
+  (no value can close the element or open a comment); :func:`script_safe_bytes`, the same as UTF-8 bytes,
+  written by orjson (several times faster, for the pages' item data).
 * :func:`csp_hash`: the ``'sha256-...'`` source of an inline script or style for the page's
   Content-Security-Policy, so only the page's own code runs.
 * :func:`asset`: the pages' static CSS and JavaScript, kept as plain files under ``evalkit/reporting/assets/``
@@ -18,6 +19,11 @@ import hashlib
 import json
 from importlib.resources import files
 from typing import Any
+
+try:  # a faster encoder for the pages' data (the text means the same without it)
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is a dependency; the page is still written without it
+    _orjson = None
 
 _SCRIPT_ESCAPES = (
     ("&", "\\u0026"),
@@ -36,10 +42,19 @@ def script_safe_json(value: Any) -> str:
     where the escape means the same character, so ``json.loads`` gives back exactly the original value. NaN and
     infinities are refused (they are not JSON); callers turn them into ``null`` first.
     """
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    text = json.dumps(
+        value, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_numpy_scalar
+    )
     for raw, escaped in _SCRIPT_ESCAPES:
         text = text.replace(raw, escaped)
     return text
+
+
+def _numpy_scalar(value: Any) -> Any:
+    """A numpy scalar as its Python number (orjson writes them too); anything else is not JSON."""
+    if hasattr(value, "item") and hasattr(value, "dtype"):
+        return value.item()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def csp_hash(source: str) -> str:
@@ -62,3 +77,30 @@ def plotly_js() -> str:
     from plotly.offline import get_plotlyjs
 
     return get_plotlyjs().replace("</script", "<\\/script")
+
+
+_BYTE_ESCAPES = tuple((raw.encode("utf-8"), escaped.encode("ascii")) for raw, escaped in _SCRIPT_ESCAPES)
+
+
+def script_safe_bytes(value: Any) -> bytes:
+    """:func:`script_safe_json` as UTF-8 bytes, written by orjson where it can (a page's item data is most of a
+    100,000-row report.html, and orjson writes it several times faster than :mod:`json`).
+
+    The escapes are the same (``<``, ``>``, ``&``, U+2028, U+2029 only ever occur inside strings, and UTF-8 never
+    has one character's bytes inside another's, so replacing the bytes is exact). What orjson refuses (a lone
+    surrogate, an integer past 64 bits, a type it does not know) goes through :func:`script_safe_json`, whose lone
+    surrogates become ``\\udcXX`` escapes, as :func:`evalkit.reporting.page.write_page` writes them. Without
+    orjson installed, that is the only path. As for :func:`script_safe_json`, callers turn NaN and infinities
+    into ``null`` first (orjson would write ``null`` itself, :mod:`json` refuses them).
+    """
+    if _orjson is not None:
+        try:
+            raw = _orjson.dumps(value, option=_orjson.OPT_SERIALIZE_NUMPY)
+        except TypeError:  # orjson.JSONEncodeError is a TypeError
+            raw = None
+        if raw is not None:
+            for plain, escaped in _BYTE_ESCAPES:
+                if plain in raw:
+                    raw = raw.replace(plain, escaped)
+            return raw
+    return script_safe_json(value).encode("utf-8", "backslashreplace")

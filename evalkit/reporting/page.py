@@ -13,7 +13,9 @@ Why it is built this way:
   CSS / JS, script-safe JSON and the report notebook's sections are passed as :class:`markupsafe.Markup`.
 * **Scale.** A run can have 100,000 rows, so items are not rendered on the server: they are embedded once,
   column-wise, as JSON in ``<script type="application/json" id="evalkit-data">``, streamed column by column
-  into the file (only one column's list is alive at a time), and the client renders one page of rows. Charts
+  into the file (only one column's list is alive at a time), and the client renders one page of rows. The
+  first page's rows come apart, just before, in a small block (:mod:`evalkit.reporting.page_first`), so they
+  show before the browser has read the whole data. Charts
   carry binned counts, never every score. Everything above the items is an aggregate (:func:`page_parts`), so
   a run whose rows arrive in chunks writes the same page without holding them
   (:mod:`evalkit.reporting.page_stream`, ``evalkit run --engine spark``).
@@ -42,9 +44,10 @@ from evalkit.documents.atomic import atomic_write
 from evalkit.documents.case_table import document_title
 from evalkit.documents.versions import EVALKIT_VERSION
 from evalkit.reporting.fragments import environment
-from evalkit.reporting.inline import asset, csp_hash, plotly_js, script_safe_json
+from evalkit.reporting.inline import asset, csp_hash, plotly_js, script_safe_bytes, script_safe_json
 from evalkit.reporting.page_data import TEXT_LIMIT, page_columns
-from evalkit.reporting.page_details import detail_columns
+from evalkit.reporting.page_details import detail_columns, item_tags
+from evalkit.reporting.page_first import first_block, first_columns, tag_names
 from evalkit.reporting.score_counts import ScoreCounts
 
 #: The page's style and scripts (``assets/``), inlined into every page.
@@ -53,8 +56,12 @@ TABLE_JS = asset("run_page.js")
 ITEM_JS = asset("item_view.js")
 CHARTS_JS = asset("charts.js")
 PLOTLY_PRELUDE_JS = "window.PlotlyConfig = {MathJaxConfig: 'local'};"
-#: Where the streamed item data goes in the rendered template (escaped run text can never contain ``<!--``).
+#: Runs right after the whole item data: the table's filters, search, sort and paging then use every row.
+LOAD_JS = "window.EvalkitPage.load();"
+#: Where the streamed item data goes in the rendered template (escaped run text can never contain ``<!--``),
+#: and the first block before it (:mod:`evalkit.reporting.page_first`).
 DATA_MARK = "<!--evalkit-data-->"
+FIRST_MARK = "<!--evalkit-first-->"
 #: From this many rows on, a column with few distinct values is embedded as its distinct values plus one code
 #: per row (see :func:`compact`): statuses, results and repeated reasons shrink to a fraction.
 COMPACT_ROWS = 1000
@@ -141,15 +148,18 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def run_figures(df: pd.DataFrame) -> list[Any]:
-    """The charts of a scored run: row status, pass rate per evaluator, each evaluator's (binned) scores."""
+def run_figures(df: pd.DataFrame, table: pd.DataFrame | None = None) -> list[Any]:
+    """The charts of a scored run: row status, pass rate per evaluator, each evaluator's (binned) scores.
+    ``table`` is ``df``'s evaluator summary when the caller has it (it takes a second at 100,000 rows)."""
     scores = []
     for ev in scored_evaluators(df):
         counts = ScoreCounts(ev)
         counts.bin(counts.add(df))
         scores.append(counts)
     statuses = status_counts(df) if "status" in df.columns else None
-    return figures_of(statuses, summary_table(df) if scores else None, scores)
+    if scores and table is None:
+        table = summary_table(df)
+    return figures_of(statuses, table if scores else None, scores)
 
 
 def figures_of(
@@ -202,10 +212,10 @@ def write_page(df: pd.DataFrame, path: str | os.PathLike, **options: Any) -> Non
     column by column. ``options`` are those of :func:`emit_page`."""
     with atomic_write(path, "wb") as handle:
 
-        def put(text: str) -> None:
+        def put(text: str | bytes) -> None:
             # backslashreplace: a lone surrogate (undecodable bytes read with surrogateescape) becomes the
             # JSON escape \udcXX instead of aborting the page.
-            handle.write(text.encode("utf-8", "backslashreplace"))
+            handle.write(text if isinstance(text, bytes) else text.encode("utf-8", "backslashreplace"))
 
         emit_page(df, put, **options)
 
@@ -213,7 +223,11 @@ def write_page(df: pd.DataFrame, path: str | os.PathLike, **options: Any) -> Non
 def render_page(df: pd.DataFrame, **options: Any) -> str:
     """The report page of ``df`` as one string (for small pages; :func:`write_page` streams to a file)."""
     parts: list[str] = []
-    emit_page(df, parts.append, **options)
+
+    def put(text: str | bytes) -> None:
+        parts.append(text.decode("utf-8") if isinstance(text, bytes) else text)
+
+    emit_page(df, put, **options)
     return "".join(parts)
 
 
@@ -224,27 +238,32 @@ def emit_page(
     figures: Iterable[Any] | None = None,
     summary: bool = True,
     text_limit: int = TEXT_LIMIT,
+    table: pd.DataFrame | None = None,
     **options: Any,
 ) -> None:
     """Render the page of the scored case table ``df``, handing the text to ``put`` piece by piece.
 
-    ``figures`` default to :func:`run_figures`; ``summary=False`` leaves out the evaluator summary table; the
-    other ``options`` are those of :func:`page_parts`. The item data is streamed column by column
+    ``figures`` default to :func:`run_figures`; ``summary=False`` leaves out the evaluator summary table;
+    ``table`` is ``df``'s evaluator summary when the caller has it; the other ``options`` are those of
+    :func:`page_parts`. The item data is streamed column by column
     (:func:`emit_data`).
     """
     evaluators = scored_evaluators(df)
+    if table is None and (summary or figures is None):
+        table = summary_table(df)
+    meta = page_meta(len(df), evaluators, text_limit)
+    tags = item_tags(df)
+    first = first_block(meta, first_columns(df, evaluators, text_limit), tag_names(tags))
     head, tail = page_parts(
         df,
         rows=len(df),
         counts=status_counts(df) if "status" in df.columns else None,
-        summary=summary_rows(summary_table(df)) if summary else [],
-        figures=run_figures(df) if figures is None else figures,
+        summary=summary_rows(table) if summary else [],
+        figures=run_figures(df, table) if figures is None else figures,
         text_limit=text_limit,
         **options,
     )
-    emit_data(
-        put, head, tail, page_meta(len(df), evaluators, text_limit), _columns(df, evaluators, text_limit)
-    )
+    emit_data(put, head, tail, meta, _columns(df, evaluators, text_limit, tags), first)
 
 
 def page_parts(
@@ -275,7 +294,7 @@ def page_parts(
     ``extra_css`` styles the sections.
     """
     specs, template_json = figure_specs(figures)
-    scripts = [TABLE_JS, ITEM_JS]
+    scripts = [TABLE_JS, LOAD_JS, ITEM_JS]
     if specs or inline_figures:
         # after the table: compiling plotly.js (4-5 MB) takes longer than showing 100,000 rows' first page
         scripts += [PLOTLY_PRELUDE_JS, plotly_js(), CHARTS_JS]
@@ -298,6 +317,7 @@ def page_parts(
         "text_limit": text_limit,
         "css": Markup(css),
         "scripts": [Markup(s) for s in scripts],
+        "first": Markup(FIRST_MARK),
         "data": Markup(DATA_MARK),
     }
     head, tail = environment().get_template("page.html.j2").render(**context).split(DATA_MARK, 1)
@@ -320,20 +340,25 @@ def emit_data(
     tail: str,
     meta: dict[str, Any],
     columns: Iterable[tuple[str, Any]],
+    first: dict[str, Any],
 ) -> None:
-    """Hand the page to ``put``: ``head``, the item data (``meta`` plus ``columns``), ``tail``.
+    """Hand the page to ``put`` (as ``str`` or UTF-8 ``bytes`` pieces): ``head`` with the ``first`` block
+    (:func:`~evalkit.reporting.page_first.first_block`) in it, the item data (``meta`` plus ``columns``), ``tail``.
 
     Each column is ``(name, values)``: a list or :func:`compact` form, serialised here, or a function that
     hands the column's script-safe JSON to ``put`` itself (a streamed run's columns, read back from disk).
     """
-    put(head)
+    before, after = head.split(FIRST_MARK, 1)
+    put(before)
+    put(script_safe_bytes(first))
+    put(after)
     put(script_safe_json(meta)[:-1] + ',"columns":{')
     for position, (name, values) in enumerate(columns):
         put(("," if position else "") + script_safe_json(name) + ":")
         if callable(values):
             values(put)
         else:
-            put(script_safe_json(values))
+            put(script_safe_bytes(values))
     put("}}")
     put(tail)
 
@@ -355,6 +380,11 @@ def compact(values: list[Any]) -> list[Any] | dict[str, Any]:
     return {**distinct.form(n), "i": codes} if len(distinct) > 1 else distinct.form(n)
 
 
+#: The value types :meth:`Distinct.codes` encodes on its fast path (one of them per column, plus None).
+_PLAIN = frozenset({str, int, float, bool})
+_SLOW = object()
+
+
 class Distinct:
     """The distinct values of a column, each with its code (the order it was first seen), while there are at
     most ``most`` of them: :func:`compact`'s dictionary, also filled chunk by chunk by a streamed page."""
@@ -372,6 +402,10 @@ class Distinct:
         one cannot be told apart (unhashable: nested data); the dictionary is then ``full`` for good."""
         if self.full:
             return None
+        if isinstance(values, list):
+            fast = self._one_type_codes(values)
+            if fast is not _SLOW:
+                return fast
         codes = []
         try:
             for v in values:
@@ -385,6 +419,26 @@ class Distinct:
             return None
         return codes
 
+    def _one_type_codes(self, values: list[Any]) -> list[int] | None | object:
+        """:meth:`codes` at C speed for the common column: values of one plain type, or None. Values of one type
+        are told apart by ``==`` alone, so a dict of them is the dictionary; anything else is ``_SLOW``."""
+        types = set(map(type, values))
+        types.discard(type(None))
+        if len(types) > 1 or not types <= _PLAIN:
+            return _SLOW
+        distinct = dict.fromkeys(values)
+        if len(distinct) > self.most:
+            self.full = True
+            return None
+        for v in distinct:
+            self.index.setdefault((type(v), v), len(self.index))
+            if len(self.index) > self.most:
+                self.full = True
+                return None
+        wanted = types | {type(None)}
+        lookup = {v: code for (kind, v), code in self.index.items() if kind in wanted}
+        return list(map(lookup.__getitem__, values))
+
     def form(self, rows: int) -> dict[str, Any]:
         """The compact form of a column of ``rows`` values less its codes: ``{"k": "const", "v", "n"}`` for one
         distinct value, else ``{"k": "dict", "v": distinct values}`` (the codes go in ``"i"``)."""
@@ -395,8 +449,8 @@ class Distinct:
 
 
 def _columns(
-    df: pd.DataFrame, evaluators: list[dict[str, Any]], limit: int
+    df: pd.DataFrame, evaluators: list[dict[str, Any]], limit: int, tags: list
 ) -> Iterator[tuple[str, list | dict]]:
     for name, values in page_columns(df, evaluators, limit):
         yield name, compact(values)
-    yield from detail_columns(df)
+    yield from detail_columns(df, tags)

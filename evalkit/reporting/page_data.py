@@ -46,10 +46,17 @@ def _texts(df: pd.DataFrame, column: str, limit: int) -> list[str | None]:
     """A text column as a list for JSON (fast path for the common case: short ``str`` values)."""
     if column not in df.columns:
         return [None] * len(df)
+    values = df[column].tolist()
+    types = set(map(type, values))
+    if types <= _STR_OR_NONE and max(map(len, filter(None, values)), default=0) <= limit:
+        return values  # the common case, checked at C speed: short texts and None, nothing to change
     return [
         v if type(v) is str and len(v) <= limit else _text(v, limit)  # noqa: E721 (exact type is the fast path)
-        for v in df[column].tolist()
+        for v in values
     ]
+
+
+_STR_OR_NONE = frozenset({str, type(None)})
 
 
 def _score(value: Any) -> Any:
@@ -79,7 +86,13 @@ def _scores(df: pd.DataFrame, column: str) -> list[Any]:
         if integral:
             return [None if v is None else int(v) for v in cells.tolist()]
         return cells.tolist()
-    return [_score(v) for v in series.tolist()]
+    values = series.tolist()
+    if set(map(type, values)) <= _BOOL_OR_NONE:
+        return values  # an object column of bools and None (a match evaluator's score): already JSON values
+    return [_score(v) for v in values]
+
+
+_BOOL_OR_NONE = frozenset({bool, type(None)})
 
 
 def _row_errors(df: pd.DataFrame) -> list[str | None]:

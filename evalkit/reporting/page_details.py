@@ -170,6 +170,9 @@ def item_tags(df: pd.DataFrame) -> list[list[str] | None]:
     thread = df["thread_source"].tolist() if "thread_source" in df.columns else [None] * n
     out: list[list[str] | None] = []
     for a, b in zip(own, thread, strict=True):
+        if b is None and (type(a) is not dict or "tags" not in a):  # noqa: E721 (the common row, fast)
+            out.append(None)
+            continue
         tags: list[str] = []
         for source in (b, a):
             values = source.get("tags") if isinstance(source, dict) else None
@@ -182,13 +185,25 @@ def item_tags(df: pd.DataFrame) -> list[list[str] | None]:
 
 def has_content(values: list[Any]) -> bool:
     """Whether a column of :func:`detail_values` holds anything (a column without is left off the page)."""
-    return any(v not in (None, "", [], {}) for v in values)
+    try:
+        if any(values):  # a true value is never empty (checked at C speed, the usual answer for content)
+            return True
+    except (TypeError, ValueError):  # pd.NA (and arrays) have no truth value: ask each value
+        return any(v not in _EMPTY for v in values)
+    if set(map(type, values)) <= _EMPTY_TYPES:
+        return False  # every value is false and of a type whose only false values are the empty ones
+    return any(v not in _EMPTY for v in values)
 
 
-def detail_values(df: pd.DataFrame) -> Iterator[tuple[str, list]]:
-    """Every column the item view can show that ``df`` has, empty or not: ``tags``, then ``context``,
-    ``citations``, ``retrieval``, ``tools``, ``spans`` (see :func:`trace`) when their source column is there."""
-    yield "tags", item_tags(df)
+_EMPTY = (None, "", [], {})
+_EMPTY_TYPES = frozenset({type(None), str, list, dict})
+
+
+def detail_values(df: pd.DataFrame, tags: list | None = None) -> Iterator[tuple[str, list]]:
+    """Every column the item view can show that ``df`` has, empty or not: ``tags`` (``tags`` when given, else
+    :func:`item_tags`), then ``context``, ``citations``, ``retrieval``, ``tools``, ``spans`` (see :func:`trace`)
+    when their source column is there."""
+    yield "tags", item_tags(df) if tags is None else tags
     for name, column, convert in (
         ("context", "context", bounded),
         ("citations", "citations", bounded),
@@ -197,11 +212,13 @@ def detail_values(df: pd.DataFrame) -> Iterator[tuple[str, list]]:
         ("spans", "spans", trace),
     ):
         if column in df.columns:
-            yield name, [convert(v) for v in df[column].tolist()]
+            values = df[column].tolist()
+            # a column with nothing in it (None, "", [], {}) is the same converted: spare the conversion
+            yield name, [convert(v) for v in values] if has_content(values) else values
 
 
-def detail_columns(df: pd.DataFrame) -> Iterator[tuple[str, list]]:
+def detail_columns(df: pd.DataFrame, tags: list | None = None) -> Iterator[tuple[str, list]]:
     """The columns of :func:`detail_values` that have anything in them (a streamed page decides at the end)."""
-    for name, values in detail_values(df):
+    for name, values in detail_values(df, tags):
         if has_content(values):
             yield name, values

@@ -38,6 +38,7 @@ from evalkit.reporting.page import (
 )
 from evalkit.reporting.page_data import TEXT_LIMIT, page_columns
 from evalkit.reporting.page_details import detail_values, has_content
+from evalkit.reporting.page_first import extend_first, first_block
 from evalkit.reporting.score_counts import ScoreCounts
 
 #: A streamed column keeps its distinct values (to embed it compacted) while there are at most this many; past
@@ -133,6 +134,8 @@ class PageStream:
         self.score_files = [self.folder / f"scores-{k}.f8" for k in range(len(self.scores))]
         self.columns: dict[str, _Spool] = {}
         self.rows = 0
+        self.first: dict[str, list] = {}  # the first rows' table columns (page_first)
+        self.tags: set[str] = set()
 
     def _spool(self, name: str, detail: bool) -> _Spool:
         spool = self.columns.get(name)
@@ -143,10 +146,13 @@ class PageStream:
     def add(self, chunk: pd.DataFrame) -> None:
         """Append the chunk's page columns to their files and its scores to the charts' counts."""
         self.rows += len(chunk)
+        extend_first(self.first, chunk, self.evaluators, self.limit)
         for name, values in page_columns(chunk, self.evaluators, self.limit):
             self._spool(name, False).add(values)
         for name, values in detail_values(chunk):
             self._spool(name, True).add(values)
+            if name == "tags":
+                self.tags.update(tag for row in values if row for tag in row)
         for counts, path in zip(self.scores, self.score_files, strict=True):
             with open(path, "ab") as handle:
                 counts.add(chunk).astype(np.float64).tofile(handle)
@@ -190,10 +196,12 @@ class PageStream:
             meta = page_meta(self.rows, self.evaluators, self.limit)
             with atomic_write(path, "wb") as handle:
 
-                def put(text: str) -> None:
-                    handle.write(text.encode("utf-8", "backslashreplace"))
+                def put(text: str | bytes) -> None:
+                    handle.write(
+                        text if isinstance(text, bytes) else text.encode("utf-8", "backslashreplace")
+                    )
 
-                emit_data(put, head, tail, meta, columns)
+                emit_data(put, head, tail, meta, columns, first_block(meta, self.first, self.tags))
         finally:
             self.close()
 

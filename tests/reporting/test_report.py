@@ -195,7 +195,8 @@ def test_report_opens_offline(rendered):
         assert page.count(signature) == 1
         executable = [text for attrs, text in parsed.scripts if attrs.get("type") != "application/json"]
         assert not any(attrs.get("src") for attrs, _ in parsed.scripts)
-        assert len(executable) == 5  # the page's table and item view, plotly prelude, plotly.js, charts
+        # the page's table, its loader of the whole data and item view, plotly prelude, plotly.js, charts
+        assert len(executable) == 6
         csp = html.unescape(
             re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
         )
@@ -214,10 +215,10 @@ def test_report_escapes_hostile_strings(rendered, demo_runs, tmp_path):
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page  # shown, as text, in the failing rows
         assert "<b>friends</b>" not in page
     # The hostile response is in the failing rows and (compared) in the regressed rows; nothing added a tag:
-    # every <script> element is one of the page's five scripts, the item data or a figure's JSON.
+    # every <script> element is one of the page's six scripts, the first rows, the item data or a figure's JSON.
     for page in rendered.values():
         parsed = parse(page)
-        assert len(parsed.scripts) == 5 + 1 + figures_in(page)
+        assert len(parsed.scripts) == 6 + 2 + figures_in(page)
         assert not [t for t, _ in parsed.tags if t == "img"]
 
     out = tmp_path / "titled.html"

@@ -285,12 +285,14 @@ def test_html_hostile_strings_never_raw(tmp_path):
     collector = TagCollector()
     collector.feed(raw.decode("utf-8"))
     scripts = [attrs for tag, attrs in collector.tags if tag == "script"]
-    # the data, one JSON per chart, then our code: table, item view, prelude, plotly.js, charts
+    # the first rows, the table, the data, one JSON per chart, then our code: load, item view, prelude,
+    # plotly.js, charts
+    assert {"type": "application/json", "id": "evalkit-first"} in scripts
     assert {"type": "application/json", "id": "evalkit-data"} in scripts
     figures = [a for a in scripts if re.fullmatch(r"figure-\d+-data", a.get("id", ""))]
     assert len(figures) == 2 + 3  # row status, pass rates, one score distribution per evaluator
     assert {"type": "application/json", "id": "figure-template"} in scripts  # plotly's template, once
-    assert scripts.count({}) == 5 and len(scripts) == 1 + len(figures) + 1 + 5
+    assert scripts.count({}) == 6 and len(scripts) == 2 + len(figures) + 1 + 6
     assert lowered.count(b"<script") == len(scripts) and lowered.count(b"</script") == len(scripts)
     assert not [tag for tag, _ in collector.tags if tag in {"img", "iframe", "object", "embed", "a", "link"}]
     # server-rendered title is escaped (by the template's autoescaping)
@@ -343,7 +345,7 @@ def test_html_has_no_remote_resources(tmp_path):
     text = page_without_plotly(path).decode("utf-8")
     assert "http://" not in text and "https://" not in text
     assert not re.search(
-        r"(?i)<[^>]*\b(src|href|action|srcset|poster)\s*=", text.split('id="evalkit-data"')[0]
+        r"(?i)<[^>]*\b(src|href|action|srcset|poster)\s*=", text.split('id="evalkit-first"')[0]
     )
     assert "@import" not in html_report.CSS and "url(" not in html_report.CSS
     collector = TagCollector()
@@ -367,7 +369,7 @@ def test_html_csp_allows_exactly_the_inline_scripts(tmp_path):
     write_html(scored_table(), path)
     csp, scripts = _csp_and_scripts(path.read_text("utf-8"))
     script_src = re.search(r"script-src ([^;]+);", csp).group(1).split()
-    assert len(scripts) == 5 and sorted(script_src) == sorted(_sha(s) for s in scripts)
+    assert len(scripts) == 6 and sorted(script_src) == sorted(_sha(s) for s in scripts)
     assert "default-src 'none'" in csp and "connect-src" not in csp
     # plotly writes style attributes at run time: a page with charts needs inline styles (and no hash,
     # which would switch 'unsafe-inline' off)
@@ -377,7 +379,7 @@ def test_html_csp_allows_exactly_the_inline_scripts(tmp_path):
     text = path.read_text("utf-8")
     csp, scripts = _csp_and_scripts(text)
     style = text.split("<style>", 1)[1].split("</style>", 1)[0]
-    assert f"style-src {_sha(style)};" in csp and len(scripts) == 2
+    assert f"style-src {_sha(style)};" in csp and len(scripts) == 3
 
 
 def test_html_js_never_parses_html():

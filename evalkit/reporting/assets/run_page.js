@@ -1,21 +1,19 @@
 /* The report page (evalkit.reporting.page): charts, then the items table rendered one page at a time from the
    embedded JSON, with filters, search, sort and paging. Values are inserted with textContent only, never parsed
-   as HTML. item_view.js (the whole item, its trace) uses window.EvalkitPage. */
+   as HTML. item_view.js (the whole item, its trace) uses window.EvalkitPage.
+   Two steps, so a large run shows its first rows at once: this script runs as soon as the parser reaches it and
+   draws the first page from the small "evalkit-first" block (the data's fields and its first rows); the parser
+   then reads the whole data ("evalkit-data"), after which the next script calls EvalkitPage.load(), which makes
+   filters, search, sort and paging work on every row (a change made before that is applied then). */
 (function () {
   "use strict";
   var started = performance.now();
-  var data = JSON.parse(document.getElementById("evalkit-data").textContent);
+  var data = JSON.parse(document.getElementById("evalkit-first").textContent);
   var parsed = performance.now();
+  var timings = [started, parsed];
   var cols = data.columns;
   var total = data.rows;
-  /* evalkit.reporting.page.compact: a column may come as distinct values plus codes, or as one constant */
-  Object.keys(cols).forEach(function (name) {
-    var c = cols[name];
-    if (Array.isArray(c)) { return; }
-    var out = new Array(total);
-    for (var i = 0; i < total; i++) { out[i] = c.k === "const" ? c.v : c.v[c.i[i]]; }
-    cols[name] = out;
-  });
+  var ready = false;
   var evals = data.evaluators;
   var KNOWN = { pass: "pass", fail: "fail", error: "error", partial: "partial" };
   var MARK = { pass: "\u2713", fail: "\u2717", error: "!", partial: "~" };
@@ -141,6 +139,13 @@
   }
 
   function applyFilters() {
+    if (!ready) { state.page = 0; render(); return; }
+    filterOrder();
+    state.page = 0;
+    render();
+  }
+
+  function filterOrder() {
     var query = state.query.trim().toLowerCase();
     if (query && haystack === null) { buildHaystack(); }
     var evalResults = null;
@@ -160,18 +165,19 @@
       order.push(i);
     }
     sortOrder();
-    state.page = 0;
-    render();
   }
 
-  function pageCount() { return Math.max(1, Math.ceil(order.length / state.size)); }
+  /* Rows matching the filters: every row until the whole data is read (only its first rows can be shown). */
+  function matching() { return ready ? order.length : total; }
+
+  function pageCount() { return Math.max(1, Math.ceil(matching() / state.size)); }
 
   function render() {
     var start = state.page * state.size;
-    var end = Math.min(order.length, start + state.size);
+    var end = Math.min(matching(), start + state.size);
     var fragment = document.createDocumentFragment();
-    for (var p = start; p < end; p++) { fragment.appendChild(row(order[p])); }
-    if (order.length === 0) {
+    for (var p = start; p < Math.min(end, order.length); p++) { fragment.appendChild(row(order[p])); }
+    if (matching() === 0) {
       var empty = el("td", "none", total === 0 ? "No rows." : "No rows match the filters.");
       empty.colSpan = 6;
       var tr = el("tr");
@@ -179,9 +185,10 @@
       fragment.appendChild(tr);
     }
     body.replaceChildren(fragment);
-    var shown = order.length === 0 ? "0" : (end - start === 1 ? String(start + 1) : (start + 1) + "\u2013" + end);
-    byId("f-count").textContent = shown + " of " + (order.length === total ? counted(order.length, "row")
-      : counted(order.length, "matching row") + " (" + total + " in total)");
+    var n = matching();
+    var shown = n === 0 ? "0" : (end - start === 1 ? String(start + 1) : (start + 1) + "\u2013" + end);
+    byId("f-count").textContent = shown + " of " + (n === total ? counted(n, "row")
+      : counted(n, "matching row") + " (" + total + " in total)");
     byId("p-label").textContent = "page " + (state.page + 1) + " of " + pageCount();
     byId("p-first").disabled = byId("p-prev").disabled = state.page === 0;
     byId("p-next").disabled = byId("p-last").disabled = state.page >= pageCount() - 1;
@@ -193,7 +200,7 @@
 
   function goTo(page) {
     state.page = Math.min(Math.max(0, page), pageCount() - 1);
-    render();
+    if (ready) { render(); }
   }
 
   function setStatus(value) {
@@ -218,14 +225,8 @@
       option(sortSelect, k + ":asc", evals[k].name + " score \u2191");
       option(sortSelect, k + ":desc", evals[k].name + " score \u2193");
     }
-    var tags = column("tags");
-    var seen = {};
-    var names = [];
-    for (var i = 0; tags && i < total; i++) {
-      for (var t = 0; tags[i] && t < tags[i].length; t++) {
-        if (!Object.prototype.hasOwnProperty.call(seen, tags[i][t])) { seen[tags[i][t]] = 1; names.push(tags[i][t]); }
-      }
-    }
+    /* every row's tags, listed once in the data's fields (the rows may not be read yet) */
+    var names = (data.tags || []).slice();
     names.sort();
     names.forEach(function (name) { option(byId("f-tag"), name, name); });
     byId("f-tag").parentNode.hidden = names.length === 0;
@@ -265,13 +266,48 @@
   });
   byId("controls").hidden = false;
   byId("pager").hidden = false;
-  applyFilters();
-  var tableShown = performance.now();
-  window.EvalkitPage = { data: data, cols: cols, evals: evals, el: el, badge: badge, formatNumber: formatNumber,
-    value: value, itemLabel: itemLabel };
-  // the table is on screen: ms since navigation start (benchmarks read it); charts.js, after plotly.js, follows
+  for (var i = 0; i < Math.min(total, data.first); i++) { order.push(i); }
+  render();
   var root = document.documentElement;
-  root.dataset.timings = [started, parsed, tableShown].map(Math.round).join(" ");
+  timings.push(performance.now());
+  // the first rows are in the table: ms since navigation start (benchmarks read it), and once a frame with
+  // them has been drawn; load() follows when the parser has read the whole data, then charts.js
   root.dataset.tableMs = String(Math.round(performance.now()));
-  if (!document.querySelector("div.evalkit-figure")) { root.dataset.ready = "true"; }
+  requestAnimationFrame(function () {
+    setTimeout(function () { root.dataset.tablePaintMs = String(Math.round(performance.now())); }, 0);
+  });
+
+  /* evalkit.reporting.page.compact: a column may come as distinct values plus codes, or as one constant */
+  function expand(all) {
+    Object.keys(all).forEach(function (name) {
+      var c = all[name];
+      if (Array.isArray(c)) { return; }
+      var out = new Array(total);
+      for (var i = 0; i < total; i++) { out[i] = c.k === "const" ? c.v : c.v[c.i[i]]; }
+      all[name] = out;
+    });
+    return all;
+  }
+
+  /* The whole data is in the document: read it, then filter, sort and page as the controls now say. */
+  function load() {
+    timings.push(performance.now());
+    var whole = JSON.parse(document.getElementById("evalkit-data").textContent);
+    timings.push(performance.now());
+    cols = expand(whole.columns);
+    data.columns = cols;
+    window.EvalkitPage.cols = cols;
+    ready = true;
+    var page = state.page;
+    filterOrder();
+    state.page = Math.min(page, pageCount() - 1);
+    render();
+    timings.push(performance.now());
+    root.dataset.timings = timings.map(Math.round).join(" ");
+    root.dataset.rowsMs = String(Math.round(performance.now()));
+    if (!document.querySelector("div.evalkit-figure")) { root.dataset.ready = "true"; }
+  }
+
+  window.EvalkitPage = { data: data, cols: cols, evals: evals, el: el, badge: badge, formatNumber: formatNumber,
+    value: value, itemLabel: itemLabel, load: load };
 })();
