@@ -63,22 +63,30 @@ def restore_frame(frame):
     return frame
 
 
+#: Rows rendered by one ``to_csv`` call in :func:`write_frame`.
+CHUNK_ROWS = 10_000
+
+
 def write_frame(frame, handle, *, header: bool = True) -> None:
     """``frame.to_csv`` into ``handle`` (no index, ``\n`` line ends), its text cells guarded (in place) and every
     cell that holds a carriage return quoted.
 
-    ``to_csv`` writes straight into ``handle``; only a table with such a cell (rare) is rendered to a string
-    first, with a unique token in each such cell, and the token replaced by the quoted cell.
+    The rows are rendered ``CHUNK_ROWS`` at a time, so finding a carriage return is one scan of each chunk's
+    text; only a chunk that has one (rare) is rendered again, with a unique token in each such cell, and the
+    tokens replaced by the quoted cells.
     """
     guard_frame(frame)
-    quoted = _quote_carriage_returns(frame)
-    if not quoted:
-        frame.to_csv(handle, header=header, index=False, lineterminator="\n")
-        return
-    text = frame.to_csv(None, header=header, index=False, lineterminator="\n")
-    for token, cell in quoted.items():
-        text = text.replace(token, cell, 1)
-    handle.write(text)
+    for start in range(0, max(len(frame), 1), CHUNK_ROWS):
+        part = frame.iloc[start : start + CHUNK_ROWS]
+        with_header = header and start == 0
+        text = part.to_csv(None, header=with_header, index=False, lineterminator="\n")
+        if "\r" in text:
+            part = part.copy()
+            quoted = _quote_carriage_returns(part)
+            text = part.to_csv(None, header=with_header, index=False, lineterminator="\n")
+            for token, cell in quoted.items():
+                text = text.replace(token, cell, 1)
+        handle.write(text)
 
 
 def _quote_carriage_returns(frame) -> dict[str, str]:
@@ -88,10 +96,7 @@ def _quote_carriage_returns(frame) -> dict[str, str]:
     for position, dtype in enumerate(frame.dtypes):
         if dtype.kind != "O":
             continue
-        values = frame.iloc[:, position].to_numpy()
-        if "\r" not in "".join(map(str, values)):  # one C pass over the column
-            continue
-        values = values.copy()
+        values = frame.iloc[:, position].to_numpy().copy()
         for index, value in enumerate(values):
             if isinstance(value, str) and "\r" in value and "\n" not in value:  # "\n" is quoted already
                 token = f"evalkit-cr-{nonce}-{len(quoted)}"

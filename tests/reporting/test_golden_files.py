@@ -101,6 +101,17 @@ def test_golden_set_is_varied():
     assert '"line1\nline2, ""quoted""\r\nline3"' in table and "-0.5" in table
 
 
+def test_csv_written_in_chunks_keeps_its_bytes(tmp_path, monkeypatch):
+    """results.csv is rendered in chunks of rows: chunk edges (and a carriage return in a later chunk) change
+    nothing."""
+    from evalkit.documents import csv_cells
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(csv_cells, "CHUNK_ROWS", 3)
+    files = written_files("varied", tmp_path / "out")
+    assert files["results.csv"] == (GOLDEN / "expected" / "varied" / "results.csv").read_bytes()
+
+
 def regenerate() -> None:
     import tempfile
 
