@@ -29,6 +29,7 @@ _API = {
     "judge_noise": ("evalkit.analysis.noise", "judge_noise"),
     "Labels": ("evalkit.analysis.labels", "Labels"),
     "read_run": ("evalkit.documents.run_reader", "read_run"),
+    "read_csv": ("evalkit.documents.csv_cells", "read_csv"),
     "runs": ("evalkit.analysis.history", "runs"),
     "status_counts": ("evalkit.analysis.summaries", "status_counts"),
     "validate": ("evalkit.documents.validation", "validate_document"),
@@ -54,6 +55,7 @@ __all__ = [
     "judge_config",
     "judge_noise",
     "load",
+    "read_csv",
     "read_run",
     "runs",
     "sample_judgments",
@@ -72,6 +74,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from evalkit.analysis.noise import judge_noise
     from evalkit.analysis.summaries import status_counts, summary
     from evalkit.documents.case_table import load
+    from evalkit.documents.csv_cells import read_csv
     from evalkit.documents.run_reader import read_run
     from evalkit.documents.validation import validate_document as validate
     from evalkit.documents.versions import EvalkitWarning

@@ -55,6 +55,11 @@ def main(args) -> int:
     shown = shown.rename(columns={c: c.split(":", 1)[1] for c in shown.columns if c.startswith("pass_rate:")})
     print(shown.fillna("").to_string(index=False))
     if args.csv:
-        table.to_csv(args.csv, index=False)
+        from evalkit.documents.csv_cells import write_frame
+
+        with open(
+            args.csv, "w", encoding="utf-8", newline=""
+        ) as handle:  # folder and document names are text: guarded
+            write_frame(table.copy(), handle)
         print(f"CSV: {shown_path(args.csv)}")
     return 0

@@ -40,6 +40,7 @@ from evalkit.cli.spans_serve import register as register_serve
 from evalkit.cli.spans_stream import register as register_stream
 from evalkit.cli.spans_to_document import register as register_to_document
 from evalkit.documents.atomic import atomic_write
+from evalkit.documents.csv_cells import guard
 from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
 from evalkit.errors import EvalkitError, shown
 
@@ -283,9 +284,11 @@ def _write(results: list[dict], frame, out: Path, evaluators) -> tuple[Path, Pat
         handle.write(f' "passingLabels": {encode(rules)}}}\n')
     with atomic_write(csv_path, newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(frame.columns)
-        for row in frame.itertuples(index=False):
-            writer.writerow(["" if v is None or v != v else v for v in row])
+        writer.writerow([guard(c) for c in frame.columns])
+        for row in frame.itertuples(index=False):  # text cells guarded against formula injection
+            writer.writerow(
+                ["" if v is None or v != v else guard(v) if v.__class__ is str else v for v in row]
+            )
     return json_path, csv_path
 
 

@@ -9,7 +9,8 @@
 - ``statuses``: row and thread statuses by the upstream rules.
 - ``results`` (``scores`` objects, streamed ``results.json``), ``write_back`` (``to_document``),
   ``run_reader`` (``read_run``: a results file back into a scored case table), ``atomic`` (atomic writes),
-  ``folder_swap`` (a results folder replaced as one set, atomically).
+  ``folder_swap`` (a results folder replaced as one set, atomically), ``csv_cells`` (spreadsheet-safe CSV cells:
+  the formula-injection guard of every CSV evalkit writes, and ``read_csv``, which undoes it).
 
 May import: ``evalkit.errors`` only.
 """

@@ -120,9 +120,13 @@ def write_document(document: dict, handle) -> None:
     """Write a document as JSON with one item per line: readable, diff-friendly, and fast.
 
     ``json.dump`` with ``indent`` falls back to the pure-Python encoder (seconds for 100,000 items);
-    encoding each top-level value and each item in one C-accelerated call keeps it well under one.
+    encoding each top-level value and each item in one C-accelerated call keeps it well under one. A
+    document is a tree (it came from JSON), so the encoder's check for reference cycles is skipped (13% of its
+    time). orjson would be 7 times faster still, but it has no ``", "`` / ``": "`` separators and writes some
+    numbers differently (1e-05 as 0.00001, NaN as null), and folding its output into json's bytes in Python
+    costs more than it saves.
     """
-    encode = json.JSONEncoder(ensure_ascii=False).encode
+    encode = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
     handle.write("{")
     for number, (key, value) in enumerate(document.items()):
         handle.write("," if number else "")

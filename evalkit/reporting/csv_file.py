@@ -4,6 +4,10 @@ The CSV is for spreadsheets and quick ``pandas.read_csv`` round trips, so it hol
 columns: the inputs and outputs of each row, its status, and per evaluator key ``K`` the score (column ``K``,
 so a custom evaluator's score sits under its folder name), result, threshold, reason and error. Nested data
 (``K_details``, citations, spans, the evaluator map) stays in results.json.
+
+Text cells that a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, tab, carriage return first)
+get a leading ``'`` (:mod:`evalkit.documents.csv_cells`: the rule, its inverse and ``evalkit.read_csv``);
+results.json keeps the original text.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import pandas as pd
 from evalkit.analysis.summaries import scored_evaluators
 from evalkit.documents.atomic import atomic_write
 from evalkit.documents.columns import score_column
+from evalkit.documents.csv_cells import write_frame
 
 #: Leading columns of results.csv, in order; absent ones are written empty.
 BASE_COLUMNS = (
@@ -52,11 +57,12 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
     empty cells. The write is vectorised (``DataFrame.to_csv``) and replaces ``path`` only once complete.
     """
     with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
-        csv_frame(df).to_csv(handle, index=False, lineterminator="\n")
+        write_frame(csv_frame(df), handle)
 
 
 def csv_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` as the flat frame results.csv holds (:func:`csv_columns`; a Spark run writes it in chunks)."""
+    """``df`` as the flat frame results.csv holds (:func:`csv_columns`; a Spark run writes it in chunks), before
+    :func:`~evalkit.documents.csv_cells.write_frame` guards its text cells."""
     renamed = {
         score_column(ev["key"]): ev["key"]
         for ev in scored_evaluators(df)

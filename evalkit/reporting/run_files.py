@@ -4,12 +4,17 @@
 The files are written into a staging folder beside the results folder, which then takes the results folder's
 place in one atomic exchange (:mod:`evalkit.documents.folder_swap`): after a crash or ``kill -9`` at any
 moment the folder holds the complete old set or the complete new set, never a mix and never a temporary file.
+
+At ``--log-level debug`` (the ``evalkit`` logger at DEBUG) each file's write is logged with its size and time:
+``wrote results.csv (100,000 rows, 43.1 MB) in 2.10 s``.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +28,8 @@ from evalkit.reporting.csv_file import write_csv
 from evalkit.reporting.html_page import write_html
 
 #: From this many rows on, the CLI writes results.csv and report.html in a forked child process while the
-#: parent writes results.json: the three writes are independent and go to the same staging folder.
+#: parent writes results.json: the three writes are independent and go to the same staging folder. (One child
+#: for both: a child per file was slower on a busy two-core machine, 27-36 s against 15-24 s at 100,000 rows.)
 PARALLEL_ROWS = 20_000
 
 #: The files a run owns in its results folder: a run replaces all of them; a file of this set that the run does
@@ -31,6 +37,7 @@ PARALLEL_ROWS = 20_000
 RUN_FILES = ("results.json", "results.csv", "report.html", "spans.jsonl")
 
 _NAMES = {"json": "results.json", "csv": "results.csv", "html": "report.html"}
+log = logging.getLogger(__name__)
 
 
 def save_results(
@@ -64,11 +71,22 @@ def save_results(
         trend = runs(history, current=df, current_dir=out)
     with replaced_folder(out, owned=(*RUN_FILES, *extra)) as staging:
         staged = {kind: staging / name for kind, name in _NAMES.items()}
-        child = _fork_writer(df, staged, title, trend) if parallel and len(df) >= PARALLEL_ROWS else None
+        rows = len(df)
+        tables = {
+            "csv": lambda: timed(staged["csv"], rows, lambda: write_csv(df, staged["csv"])),
+            "html": lambda: timed(
+                staged["html"], rows, lambda: write_html(df, staged["html"], title=title, history=trend)
+            ),
+        }
+
+        def write_tables() -> None:
+            for write in tables.values():
+                write()
+
+        child = _fork_writer(write_tables) if parallel and rows >= PARALLEL_ROWS else None
         try:
             kill_point("forked")
-            with open(staged["json"], "w", encoding="utf-8") as handle:
-                write_document(root, handle)
+            timed(staged["json"], rows, lambda: _write_json(root, staged["json"]))
             for name, write in extra.items():
                 write(staging / name)
         except BaseException:
@@ -77,17 +95,27 @@ def save_results(
                 os.waitpid(child, 0)
             raise
         if child is None or not _child_succeeded(child):
-            _write_tables(df, staged, title, trend)
+            write_tables()
     return {**{kind: out / name for kind, name in _NAMES.items()}, **{name: out / name for name in extra}}
 
 
-def _write_tables(df: pd.DataFrame, paths: dict[str, Path], title: str | None, history=None) -> None:
-    write_csv(df, paths["csv"])
-    write_html(df, paths["html"], title=title, history=history)
+def _write_json(root: dict, path: Path) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        write_document(root, handle)
 
 
-def _fork_writer(df: pd.DataFrame, paths: dict[str, Path], title: str | None, history=None) -> int | None:
-    """Start a child that writes the CSV and HTML files; its pid, or None when forking is not safe."""
+def timed(path: Path, rows: int, write: Callable[[], Any]) -> None:
+    """Run ``write`` (which writes ``path``); at DEBUG, log the file's name, rows, size and the time taken."""
+    started = time.perf_counter()
+    write()
+    if log.isEnabledFor(logging.DEBUG):
+        seconds = time.perf_counter() - started
+        megabytes = path.stat().st_size / 1e6
+        log.debug("wrote %s (%s rows, %.1f MB) in %.2f s", path.name, f"{rows:,}", megabytes, seconds)
+
+
+def _fork_writer(write: Callable[[], Any]) -> int | None:
+    """Start a child that runs ``write``; its pid, or None when forking is not safe."""
     import threading
 
     if not hasattr(os, "fork") or threading.active_count() > 1:
@@ -99,7 +127,7 @@ def _fork_writer(df: pd.DataFrame, paths: dict[str, Path], title: str | None, hi
     code = 1
     try:
         die_with_parent(parent)
-        _write_tables(df, paths, title, history)
+        write()
         code = 0
     except BaseException:  # noqa: BLE001 - reported here, then the parent writes the files itself
         import traceback

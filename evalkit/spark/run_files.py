@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from evalkit.documents.atomic import atomic_write
+from evalkit.documents.csv_cells import write_frame
 from evalkit.documents.results import results_metadata, write_document
 from evalkit.documents.write_back import document_root, iter_items
 from evalkit.reporting.csv_file import csv_frame
@@ -65,9 +66,7 @@ def write_run(run, out: str | os.PathLike, *, document: bool = True) -> dict:
                 for chunk in whole_items(read_chunks(files)):
                     table = scored_table(chunk, specs, meta)
                     totals.add(table)
-                    csv_frame(table).to_csv(
-                        csv_handle, header=not written[0], index=False, lineterminator="\n"
-                    )
+                    write_frame(csv_frame(table), csv_handle, header=not written[0])
                     written[0] = True
                     report.add(table)
                     yield from iter_items(table)
@@ -76,7 +75,7 @@ def write_run(run, out: str | os.PathLike, *, document: bool = True) -> dict:
             with atomic_write(paths["json"]) as handle:
                 write_document(root, handle)
             if not written[0]:
-                csv_frame(template).to_csv(csv_handle, index=False, lineterminator="\n")
+                write_frame(csv_frame(template), csv_handle)
         report.finish(paths["html"], template, totals, judge)
     finally:
         report.close()

@@ -244,13 +244,22 @@ def test_csv_write_is_atomic(tmp_path, monkeypatch):
     write_csv(scored_table(), path)
     before = path.read_bytes()
 
-    def broken_to_csv(self, handle, **kwargs):
-        handle.write("half a file")
-        raise OSError("disk full")
+    from evalkit.documents import csv_cells
 
+    real_to_csv = pd.DataFrame.to_csv
+    chunks = []
+
+    def broken_to_csv(self, *args, **kwargs):  # the first chunk of rows is written, the second fails
+        chunks.append(len(self))
+        if len(chunks) > 1:
+            raise OSError("disk full")
+        return real_to_csv(self, *args, **kwargs)
+
+    monkeypatch.setattr(csv_cells, "CHUNK_ROWS", 1)
     monkeypatch.setattr(pd.DataFrame, "to_csv", broken_to_csv)
     with pytest.raises(OSError, match="disk full"):
-        write_csv(scored_table().iloc[:1], path)
+        write_csv(scored_table().iloc[:2], path)
+    assert chunks == [1, 1]
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["results.csv"]
 

@@ -1,0 +1,147 @@
+"""Spreadsheet-safe CSV cells: the OWASP rule against CSV formula injection, and its exact inverse.
+
+A spreadsheet runs a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return as a formula
+(``=HYPERLINK("http://x","y")``, ``@SUM(1+1)*cmd|' /C calc'!A0``), and agent responses, prompts and reasons
+are text an attacker can choose. Every CSV evalkit writes (results.csv of ``run`` and ``spans eval``,
+``evalkit runs --csv``) therefore prefixes such a *text* cell with one single quote ``'``, which spreadsheets
+show as text; the CSV writer then quotes and doubles ``"`` as usual. Numbers stay numbers (a score of -0.5 is
+written as ``-0.5``): only Python ``str`` cells and header names are changed.
+
+A carriage return inside a cell is a line break to spreadsheets and CSV readers, so a cell holding one is
+always quoted (:func:`write_frame`; Python 3.11's ``csv`` quotes only the characters of the line terminator, and
+results.csv ends lines with ``\n``): an unquoted ``a\r=1`` would start a new row with the formula ``=1``.
+
+The rule is reversible: a text that already starts with quotes followed by one of those characters (``'=1``)
+gets one more quote too, so reading back means "strip one leading ``'`` from a cell whose first character after
+its leading quotes is ``=``, ``+``, ``-``, ``@``, tab or carriage return" (:func:`restore`, and
+:func:`read_csv`, which applies it to a whole file). results.json always keeps the original text.
+
+May import: nothing from evalkit.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Any
+
+import numpy as np
+
+__all__ = ["TRIGGERS", "guard", "guard_frame", "read_csv", "restore", "restore_frame", "write_frame"]
+
+#: First characters that make a spreadsheet read a cell as a formula (OWASP "CSV Injection").
+TRIGGERS = frozenset("=+-@\t\r")
+#: First characters of the cells that may need a change (the triggers, and ``'`` before one).
+_CANDIDATES = ["=", "+", "-", "@", "\t", "\r", "'"]
+
+
+def guard(text: str) -> str:
+    """``text`` as a CSV cell a spreadsheet shows as text: one ``'`` in front when it would run as a formula."""
+    return "'" + text if text.lstrip("'")[:1] in TRIGGERS else text
+
+
+def restore(value: Any) -> Any:
+    """The original text of a cell :func:`guard` wrote (other values are returned as they are)."""
+    if isinstance(value, str) and value[:1] == "'" and value.lstrip("'")[:1] in TRIGGERS:
+        return value[1:]
+    return value
+
+
+def guard_frame(frame):
+    """Guard the text cells and column names of a DataFrame, in place; returns it (for ``to_csv``).
+
+    Only object columns can hold text; their first characters are compared in one numpy pass, so a large
+    table without a risky cell costs a few milliseconds per column.
+    """
+    _apply(frame, guard)
+    return frame
+
+
+def restore_frame(frame):
+    """Undo :func:`guard_frame` on a DataFrame read from one of evalkit's CSV files, in place; returns it."""
+    _apply(frame, restore)
+    return frame
+
+
+#: Rows rendered by one ``to_csv`` call in :func:`write_frame`.
+CHUNK_ROWS = 10_000
+
+
+def write_frame(frame, handle, *, header: bool = True) -> None:
+    """``frame.to_csv`` into ``handle`` (no index, ``\n`` line ends), its text cells guarded (in place) and every
+    cell that holds a carriage return quoted.
+
+    The rows are rendered ``CHUNK_ROWS`` at a time, so finding a carriage return is one scan of each chunk's
+    text; only a chunk that has one (rare) is rendered again, with a unique token in each such cell, and the
+    tokens replaced by the quoted cells.
+    """
+    guard_frame(frame)
+    for start in range(0, max(len(frame), 1), CHUNK_ROWS):
+        part = frame.iloc[start : start + CHUNK_ROWS]
+        with_header = header and start == 0
+        text = part.to_csv(None, header=with_header, index=False, lineterminator="\n")
+        if "\r" in text:
+            part = part.copy()
+            quoted = _quote_carriage_returns(part)
+            text = part.to_csv(None, header=with_header, index=False, lineterminator="\n")
+            for token, cell in quoted.items():
+                text = text.replace(token, cell, 1)
+        handle.write(text)
+
+
+def _quote_carriage_returns(frame) -> dict[str, str]:
+    """Replace each text cell with a ``\r`` that the writer would leave unquoted by a token; token -> quoted cell."""
+    quoted: dict[str, str] = {}
+    nonce = uuid.uuid4().hex
+    for position, dtype in enumerate(frame.dtypes):
+        if dtype.kind != "O":
+            continue
+        values = frame.iloc[:, position].to_numpy().copy()
+        for index, value in enumerate(values):
+            if isinstance(value, str) and "\r" in value and "\n" not in value:  # "\n" is quoted already
+                token = f"evalkit-cr-{nonce}-{len(quoted)}"
+                quoted[token] = '"' + value.replace('"', '""') + '"'
+                values[index] = token
+        frame.isetitem(position, values)
+    return quoted
+
+
+def read_csv(path: str | os.PathLike, **kwargs):
+    """A CSV file evalkit wrote (results.csv, ``runs --csv``) as a DataFrame, with the original texts back.
+
+    ``kwargs`` go to ``pandas.read_csv`` (e.g. ``dtype=str, keep_default_na=False`` for every cell as text).
+    """
+    import pandas as pd
+
+    return restore_frame(pd.read_csv(path, **kwargs))
+
+
+def _apply(frame, change) -> None:
+    columns = [change(c) if isinstance(c, str) else c for c in frame.columns]
+    if columns != list(frame.columns):
+        frame.columns = columns
+    for position, dtype in enumerate(frame.dtypes):
+        if dtype.kind != "O":
+            continue
+        values = frame.iloc[:, position].to_numpy()
+        changed = _changed(values, change)
+        if changed is not None:
+            frame.isetitem(position, changed)
+
+
+def _changed(values: np.ndarray, change) -> np.ndarray | None:
+    """``values`` with ``change`` applied to its candidate cells, or None when no cell changes."""
+    if not len(values):
+        return None
+    first = values.astype("U1")  # str() of each cell cut to one character: a C loop, no Python call per text
+    hits = np.flatnonzero(np.isin(first, _CANDIDATES))
+    out = None
+    for index in hits:
+        value = values[index]
+        if isinstance(value, str):
+            new = change(value)
+            if new is not value:
+                if out is None:
+                    out = values.copy()
+                out[index] = new
+    return out
