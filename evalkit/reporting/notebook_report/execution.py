@@ -181,3 +181,8 @@ def _execute(source: Path, target: Path, parameters: dict, *, cwd: str, kernel_n
         km = options.get("km")
         if km is not None and km.has_kernel:
             km.shutdown_kernel(now=False)
+        if km is not None:
+            # The manager's own zmq context, closed here rather than by the garbage collector: a context
+            # collected later, in whatever code then runs, terminates from ``__del__`` and can block there for
+            # good (seen as a test run that hung in an unrelated json.loads).
+            km.context.destroy(linger=0)
