@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from evalkit.analysis.formatting import count
 from evalkit.analysis.statistics import MIN_PAIRS
 from evalkit.analysis.summaries import STATUS_ROW
 
@@ -62,7 +63,9 @@ class Verdict:
             return f"not tested: {self.judged} judged pairs (at least {MIN_PAIRS} are needed)"
         relation = "<" if self.p_adjusted < self.alpha else ">="
         adjusted = (
-            f" (Holm-adjusted over {self.tests} evaluators: {_p(self.p_adjusted)})" if self.tests > 1 else ""
+            f" (Holm-adjusted over {count(self.tests, 'evaluator')}: {_p(self.p_adjusted)})"
+            if self.tests > 1
+            else ""
         )
         return (
             f"{TEST_NAME} p = {_p(self.p_value)}{adjusted} {relation} {self.alpha:g} "

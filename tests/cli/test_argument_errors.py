@@ -88,13 +88,13 @@ CASES = {
     ),
     "spans without a command": (
         ["spans"],
-        "Error: no command given: choose one of eval, serve, status, package, stream, invoke\n"
+        "Error: no command given: choose one of eval, serve, status, package, stream, invoke, to-document\n"
         "see `evalkit spans --help`\n",
     ),
     "spans unknown command": (
         ["spans", "evl"],
         "Error: SUBCOMMAND: invalid choice: 'evl' (choose from 'eval', 'serve', 'status', 'package', 'stream', "
-        "'invoke')\nsee `evalkit spans --help`\n",
+        "'invoke', 'to-document')\nsee `evalkit spans --help`\n",
     ),
     "spans eval without its options": (
         ["spans", "eval", "spans.json"],

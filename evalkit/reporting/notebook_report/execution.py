@@ -145,7 +145,10 @@ def _execute(source: Path, target: Path, parameters: dict, *, cwd: str, kernel_n
     # would leave it). On POSIX, Unix sockets there too instead of localhost TCP ports: the run's data never
     # crosses a network socket, and ipykernel has nothing to warn about ("running over TCP without
     # encryption"). nbclient leaves a kernel manager it did not create running, so it is shut down below.
-    sockets = {"transport": "ipc", "ip": str(Path(cwd) / "kernel")} if os.name == "posix" else {}
+    ipc = str(Path(cwd) / "kernel")
+    # A Unix socket's path holds at most 107 bytes (sun_path) and jupyter_client adds "-<port>": a scratch
+    # folder deeper than that (a long $TMPDIR) falls back to TCP on localhost, which always works.
+    sockets = {"transport": "ipc", "ip": ipc} if os.name == "posix" and len(os.fsencode(ipc)) <= 96 else {}
     options: dict[str, Any] = {
         "km": KernelManager(
             kernel_name=kernel_name, connection_file=str(Path(cwd) / "kernel.json"), **sockets
