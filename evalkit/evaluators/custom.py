@@ -35,6 +35,7 @@ from evalkit.evaluators.span_docs import SpanDocumentEvaluator
 from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT, own_failure, run_with_time_limit
 from evalkit.evaluators.worker_process import can_fork, run_in_workers
 from evalkit.judges.judge_answers import refusal, unread_answer
+from evalkit.judges.offline import import_promptflow_quietly
 from evalkit.judges.pool import JudgeFailure, classify, find_error
 from evalkit.judges.promptflow_calls import fold, promptflow_call
 from evalkit.judges.promptflow_models import JudgeModel, judge_model
@@ -358,6 +359,8 @@ def load_custom(name: str, folder: Path, where: str = "", import_timeout: float 
     is_llm = (home / f"{name}.prompty").is_file()
     log.debug("custom evaluator %r: %s (%s)", name, module_path, "LLM judge" if is_llm else "code-only")
     started = time.perf_counter()
+    if is_llm:  # its module imports promptflow: first, quietly (no exporter folder in the temp folder)
+        import_promptflow_quietly()
     cls = _first_class(name, module_path, import_timeout)
     if isinstance(cls, UnloadedEvaluator):
         return cls

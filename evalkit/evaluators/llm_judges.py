@@ -177,6 +177,9 @@ class BuiltinJudge(LLMJudge):
         def run() -> dict:
             with self._lock:
                 if self._tool_evaluator is None:
+                    from evalkit.judges.offline import import_promptflow_quietly
+
+                    import_promptflow_quietly()
                     from azure.ai.evaluation import ToolCallAccuracyEvaluator
 
                     self._tool_evaluator = ToolCallAccuracyEvaluator(

@@ -44,11 +44,21 @@ _lock = threading.Lock()
 
 
 def quiet_llm_libraries() -> None:
-    """Set the switches above (``setdefault``: a user's own choice wins), mute promptflow telemetry, and import
-    promptflow (when installed) without leaving its exporter's folder in the temporary folder."""
+    """Set the switches above (``setdefault``: a user's own choice wins) and mute promptflow telemetry.
+
+    Cheap, and imports nothing: a run of deterministic evaluators never loads promptflow (2 s, and threads that
+    would make evalkit's forked evaluator workers unsafe).
+    """
     for name, value in QUIET_ENVIRONMENT.items():
         os.environ.setdefault(name, value)
     logging.getLogger(TELEMETRY_LOGGER).disabled = True
+
+
+def import_promptflow_quietly() -> None:
+    """:func:`quiet_llm_libraries`, then import promptflow (when installed) without leaving its exporter's
+    folder in the temporary folder. Called just before something imports promptflow or azure-ai-evaluation:
+    a custom LLM judge's module, evalkit's promptflow hooks, azure-ai-evaluation's evaluator objects."""
+    quiet_llm_libraries()
     with _lock:
         if "promptflow" in sys.modules or importlib.util.find_spec("promptflow") is None:
             return

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Iterator
 
 from evalkit.documents.redaction import redact
-from evalkit.judges.offline import quiet_llm_libraries
+from evalkit.judges.offline import import_promptflow_quietly
 from evalkit.judges.pool import JudgeFailure
 
 log = logging.getLogger("evalkit.judges")
@@ -56,7 +56,7 @@ def retry_cells() -> list:
     """
     if importlib.util.find_spec("promptflow") is None:
         return []
-    quiet_llm_libraries()  # before promptflow is imported: no telemetry, no trace service
+    import_promptflow_quietly()  # no telemetry, no trace service, no exporter folder
     cells = []
     for module_name, class_name in PROMPTY_CLASSES:
         try:

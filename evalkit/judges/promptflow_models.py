@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalkit.judges.models import DEFAULT_AZURE_API_VERSION, describe
-from evalkit.judges.offline import quiet_llm_libraries
+from evalkit.judges.offline import import_promptflow_quietly
 
 log = logging.getLogger("evalkit.judges")
 
@@ -93,7 +93,7 @@ def install() -> bool:
             return True
         if importlib.util.find_spec("promptflow") is None:
             return False
-        quiet_llm_libraries()  # before promptflow is imported: no telemetry, no trace service
+        import_promptflow_quietly()  # no telemetry, no trace service, no exporter folder
         try:
             flow = importlib.import_module("promptflow.core._flow")
             prompty, formatter = flow.Prompty, flow.format_llm_response

@@ -66,3 +66,23 @@ def test_a_judge_run_leaves_no_folder_in_the_temp_folder(tmp_path):
     # promptflow writes its installation id to ~/.promptflow/pf.yaml on import, whatever its telemetry
     # setting; moving it (PF_HOME_DIRECTORY) would hide a user's promptflow connections, so it stays.
     assert tree(home) <= {".promptflow", ".promptflow/pf.yaml"}
+
+
+def test_a_run_without_llm_judges_never_imports_promptflow(tmp_path):
+    """Importing promptflow takes seconds and starts threads (which rule out forked evaluator workers)."""
+    import subprocess
+    import sys
+
+    doc = tmp_path / "doc.json"
+    doc.write_text(
+        '{"schemaVersion": "1.11.0", "default_evaluators": {"ExactMatch": {}}, '
+        '"items": [{"prompt": "p", "response": "a", "expected_response": "a"}]}',
+        encoding="utf-8",
+    )
+    code = (
+        "import sys, evalkit; scored = evalkit.evaluate(evalkit.load(sys.argv[1])); "
+        "print(scored['status'].tolist(), 'promptflow' in sys.modules, 'azure.ai.evaluation' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(doc)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["['pass']", "False", "False"]
