@@ -79,8 +79,55 @@ def _no_judge_environment(monkeypatch, tmp_path_factory):
 SLOW_FIXTURES = frozenset({"browser", "open_page", "spark", "generated_path"})
 #: Folders whose tests all drive a browser, Spark or papermill.
 SLOW_FOLDERS = ("reporting/browser", "spark", "docs")
-#: Single files whose tests execute notebooks with papermill.
-SLOW_FILES = frozenset({"notebook/test_notebooks.py", "notebook/test_parameters.py"})
+#: Files whose tests execute notebooks with papermill, kill runs, or share a fixture that does.
+SLOW_FILES = frozenset(
+    {
+        "analysis/test_history.py",
+        "notebook/test_notebooks.py",
+        "notebook/test_papermill_errors.py",
+        "notebook/test_parameters.py",
+        "reporting/test_report.py",
+        "reporting/test_report_parameters.py",
+        "reporting/test_report_scratch.py",
+        "reporting/test_result_set.py",
+    }
+)
+#: Single tests of about 4 s or more (subprocess runs with agents, judges or kills), from ``--durations``.
+SLOW_TESTS = frozenset(
+    {
+        "agents/test_agent_runs.py::test_run_with_the_demo_agent_writes_results_and_spans",
+        "cli/test_bad_input.py::test_a_name_at_the_length_limit_is_scaffolded_and_runs",
+        "cli/test_bad_input.py::test_nesting_at_the_limit_runs_and_writes_its_results",
+        "cli/test_compare_cli.py::test_one_paired_row_of_few_shared_rows",
+        "cli/test_compare_cli.py::test_one_regressed_row_and_the_warnings_of_the_page",
+        "cli/test_new_llm_reference.py::test_the_scaffolded_judge_sees_the_reference_answer_and_the_context",
+        "cli/test_run.py::test_debug_log_shows_discovery_and_timings",
+        "cli/test_run.py::test_demo_results_validate_against_the_upstream_schema",
+        "cli/test_run.py::test_demo_run_completes_and_writes_three_files",
+        "cli/test_run_evaluators.py::test_an_added_llm_judge_runs_on_the_configured_judge",
+        "cli/test_run_evaluators.py::test_an_unknown_added_evaluator_names_the_option_and_what_custom_dir_means",
+        "cli/test_run_evaluators.py::test_evaluators_are_added_to_every_item_with_their_options",
+        "cli/test_secrets.py::test_a_judge_that_echoes_the_key_leaks_it_nowhere",
+        "cli/test_secrets.py::test_an_agent_that_echoes_the_key_leaks_it_nowhere",
+        "cli/test_secrets.py::test_credentials_in_the_judge_url_are_shown_as_stars",
+        "cli/test_stray_files.py::test_a_judge_run_leaves_no_folder_in_the_temp_folder",
+        "cli/test_traces_to_verdicts.py::test_traces_become_a_document_whose_runs_compare_in_markdown_and_junit_and_gate",
+        "evaluators/test_time_limit.py::test_cli_evaluator_timeout_ends_a_hanging_run",
+        "evaluators/test_user_code_isolation.py::test_a_module_that_hangs_at_import_is_an_error_result",
+        "evaluators/test_user_code_isolation.py::test_a_real_ctrl_c_still_stops_the_run",
+        "evaluators/test_user_code_isolation.py::test_an_escaping_evaluator_costs_its_row_only",
+        "judges/test_judges.py::test_a_killed_run_resumes_without_repeating_completed_calls",
+        "judges/test_judges.py::test_cli_run_with_openai_environment_and_no_key_leaks",
+        "judges/test_judges.py::test_judged_runs_contact_only_the_configured_model",
+        "judges/test_promptflow_retries.py::test_a_throttled_cli_run_prints_no_promptflow_lines",
+        "notebook/test_labels_file.py::test_a_papermill_run_does_not_bring_back_interactive_labels",
+        "reporting/test_run_spans.py::test_spans_go_back_to_their_rows_and_thread_turns",
+        "spans/test_evaluator_isolation.py::test_intake_stays_fast_while_three_evaluators_hang",
+        "spans/test_evaluator_isolation.py::test_spans_eval_writes_timeout_and_crash_results_and_exits",
+        "spans/test_lambda_requirements.py::test_the_sdk_evaluator_zip_runs_in_a_fresh_interpreter_with_only_the_zip",
+        "spans/test_to_document.py::test_the_demo_agents_trace_file_becomes_a_document_that_validates_runs_and_replays",
+    }
+)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks (--dist loadgroup)
@@ -96,6 +143,7 @@ def pytest_collection_modifyitems(config, items):
             SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ()))
             or relative.startswith(SLOW_FOLDERS)
             or relative in SLOW_FILES
+            or f"{relative}::{getattr(item, 'originalname', item.name)}" in SLOW_TESTS
         ):
             item.add_marker(pytest.mark.slow)
         if relative.startswith("spark/") or "spark" in getattr(item, "fixturenames", ()):

@@ -18,8 +18,9 @@ TESTS = Path(__file__).resolve().parent
 class Item:
     """What the hook reads of a collected test: its file, its fixtures; and where it puts marks."""
 
-    def __init__(self, relative: str, fixtures: tuple[str, ...] = ()):
+    def __init__(self, relative: str, fixtures: tuple[str, ...] = (), name: str = "test_x"):
         self.path = TESTS / relative
+        self.name = self.originalname = name
         self.fixturenames = list(fixtures)
         self.marks: list[str] = []
 
@@ -38,10 +39,14 @@ class Item:
         ("docs/test_ci_recipe.py", (), ["slow"]),
         ("documents/test_documents.py", ("tmp_path",), []),
         ("spans/test_spans.py", (), []),
+        ("reporting/test_result_set.py::test_spans_jsonl_is_replaced_with_the_set", (), ["slow"]),
+        ("cli/test_run.py::test_demo_run_completes_and_writes_three_files", (), ["slow"]),
+        ("cli/test_run.py::test_fail_under_parses_a_percentage", (), []),
     ],
 )
 def test_the_hook_marks_by_folder_file_and_fixture(relative, fixtures, marks):
-    item = Item(relative, fixtures)
+    relative, _, name = relative.partition("::")
+    item = Item(relative, fixtures, name or "test_x")
     conftest.pytest_collection_modifyitems(None, [item])
     assert item.marks == marks
 
@@ -49,7 +54,8 @@ def test_the_hook_marks_by_folder_file_and_fixture(relative, fixtures, marks):
 def test_every_collected_browser_spark_and_notebook_test_is_marked(request):
     unmarked = []
     for item in request.session.items:
-        probe = Item(Path(str(item.path)).resolve().relative_to(TESTS).as_posix(), item.fixturenames)
+        relative = Path(str(item.path)).resolve().relative_to(TESTS).as_posix()
+        probe = Item(relative, item.fixturenames, getattr(item, "originalname", item.name))
         conftest.pytest_collection_modifyitems(None, [probe])
         if "slow" in probe.marks and item.get_closest_marker("slow") is None:
             unmarked.append(item.nodeid)
