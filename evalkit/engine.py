@@ -22,6 +22,8 @@ from evalkit.documents.statuses import apply_statuses
 from evalkit.errors import EnvironmentConfigError
 from evalkit.evaluators.base import RESULT_COLUMNS, error_frame, score_column
 from evalkit.evaluators.custom import CallableEvaluator, RowEvaluator
+from evalkit.evaluators.jury.combine import spread_column
+from evalkit.evaluators.jury.run import plan_juries
 from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.registry import resolve_evaluators
 from evalkit.evaluators.samples import DEFAULT_PASS_RULE, check_samples, flaky_rows, judged_k_times
@@ -114,6 +116,8 @@ def evaluate(
     if reuse is not None:
         reuse["pool"] = pool
     judge = _prepare_judges(resolved, model_config, pool, cache, sample, price)
+    asked = {n: rows.asking(n, everywhere=n in adhoc) for n in resolved}  # juries: before any work
+    juries = plan_juries(resolved, lambda n: rows.configs(n, asked[n]), custom_dir, judge and judge.price)
 
     if agent is not None:
         table = _run_agent(table, agent, concurrency)
@@ -135,12 +139,16 @@ def evaluate(
                     bar.update(1)
 
                 evaluator.on_row_done = tick
-            if repeats[name] > 1:
+            if name in juries:
+                parts = juries[name].score(rows.select(mask), rows.configs(name, mask), samples, pass_rule)
+            elif repeats[name] > 1:
                 score = functools.partial(_score_one, evaluator, rows, mask, adhoc=name in adhoc)
                 parts = judged_k_times(evaluator, samples, pass_rule, score)
             else:
                 parts = _score_one(evaluator, rows, mask, adhoc=name in adhoc)
             _attach(table, evaluator.key, parts)
+            if name in juries:  # the per-row spread as a result column of its own
+                table[f"{evaluator.key}_jury_spread"] = spread_column(table[f"{evaluator.key}_details"])
             scored_specs.append(
                 {
                     "name": name,
@@ -162,6 +170,8 @@ def evaluate(
     meta["timings"] = timings
     if judge is not None:
         meta["judge"] = judge.summary(resolved)
+        if juries:  # agreement, spread and each juror's calls, tokens and cost (``evaluators.jury``)
+            meta["judge"]["juries"] = {name: plan.summary() for name, plan in juries.items()}
     table.attrs["evalkit"] = meta
     return table
 

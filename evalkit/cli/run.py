@@ -10,6 +10,7 @@ from pathlib import Path
 
 from evalkit.cli import ci_outputs
 from evalkit.cli.judge_cost import add_price_option, judge_line
+from evalkit.cli.jury_lines import jury_lines
 from evalkit.cli.paths import output_folder
 from evalkit.cli.run_evaluators import CUSTOM_DIR_HELP, add_evaluator_option, extra_evaluators
 from evalkit.cli.sample_options import add_sample_options, flaky_line
@@ -203,6 +204,8 @@ def _run(args) -> int:
         print(judge_line(judge))
     if flaky_line(scored):
         print(flaky_line(scored))
+    for line in jury_lines(scored):
+        print(line)
     print(f"Results: {shown(paths['json'])}")
     print(f"CSV:     {shown(paths['csv'])}")
     print(f"Report:  {shown(paths['html'])}")

@@ -77,6 +77,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from evalkit.testing import panel
 from evalkit.testing.answers import Reply, heuristic_judge
 from evalkit.testing.faults import Faults, make_fault
 from evalkit.testing.http_server import ModelHTTPServer, ModelRequestHandler
@@ -340,8 +341,8 @@ class ModelServer:
                 with self._lock:
                     self.errors.append(f"{type(exc).__name__}: {exc}")
                 return Reply(content=message, status=500)
-        if answer is None:
-            return Reply(content=heuristic_judge(record))
+        if answer is None:  # jurors by model name and pairwise prompts (``panel``), else the heuristic judge
+            return Reply(content=panel.answer(record, heuristic_judge))
         if isinstance(answer, Reply):
             return answer
         return Reply(content=answer)

@@ -145,6 +145,10 @@ def test_schema_differs_from_upstream_only_where_intended():
     theirs["$defs"]["EvaluatorMap"]["propertyNames"]["pattern"] = (
         r"^([a-zA-Z][a-zA-Z0-9_]*|Builtin\.[A-Za-z]+)$"
     )
+    # LLM and custom evaluator entries may declare a jury (issue 17 item 2, evalkit.evaluators.jury).
+    for options in ("LlmEvaluatorOptions", "CustomEvaluatorOptions"):
+        theirs["$defs"][options]["properties"]["jury"] = {"$ref": "#/$defs/Jury"}
+    theirs["$defs"]["Jury"], theirs["$defs"]["JuryJurors"] = ours["$defs"]["Jury"], ours["$defs"]["JuryJurors"]
     assert ours == theirs
 
 
