@@ -148,7 +148,10 @@ def test_schema_differs_from_upstream_only_where_intended():
     # LLM and custom evaluator entries may declare a jury (issue 17 item 2, evalkit.evaluators.jury).
     for options in ("LlmEvaluatorOptions", "CustomEvaluatorOptions"):
         theirs["$defs"][options]["properties"]["jury"] = {"$ref": "#/$defs/Jury"}
-    theirs["$defs"]["Jury"], theirs["$defs"]["JuryJurors"] = ours["$defs"]["Jury"], ours["$defs"]["JuryJurors"]
+    theirs["$defs"]["Jury"], theirs["$defs"]["JuryJurors"] = (
+        ours["$defs"]["Jury"],
+        ours["$defs"]["JuryJurors"],
+    )
     assert ours == theirs
 
 
