@@ -25,6 +25,7 @@ _API = {
     "save_results": ("evalkit.reporting.run_files", "save_results"),
     "summary": ("evalkit.analysis.summaries", "summary"),
     "compare": ("evalkit.analysis.comparison", "compare"),
+    "pairwise": ("evalkit.analysis.pairwise.result", "pairwise"),
     "calibrate": ("evalkit.analysis.calibration", "calibrate"),
     "judge_noise": ("evalkit.analysis.noise", "judge_noise"),
     "Labels": ("evalkit.analysis.labels", "Labels"),
@@ -55,6 +56,7 @@ __all__ = [
     "judge_config",
     "judge_noise",
     "load",
+    "pairwise",
     "read_csv",
     "read_run",
     "runs",
@@ -72,6 +74,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from evalkit.analysis.history import runs
     from evalkit.analysis.labels import Labels
     from evalkit.analysis.noise import judge_noise
+    from evalkit.analysis.pairwise.result import pairwise
     from evalkit.analysis.summaries import status_counts, summary
     from evalkit.documents.case_table import load
     from evalkit.documents.csv_cells import read_csv

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from evalkit.cli.compare_pairwise import add_pairwise_options, run_pairwise
 from evalkit.cli.paths import output_file
 from evalkit.errors import EvalkitError, shown
 
@@ -36,6 +37,7 @@ def register(subparsers) -> None:
         default=2000,
         help="bootstrap resamples for the 95%% intervals (default 2000)",
     )
+    add_pairwise_options(parser)
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="warning")
     parser.set_defaults(func=main)
 
@@ -50,10 +52,11 @@ def main(args) -> int:
     comparison = compare(args.run_a, args.run_b, seed=args.seed, resamples=args.resamples)
     print(comparison.table())
     print_notices(comparison)
+    judged = run_pairwise(args)  # --pairwise: win / tie / loss by a pairwise judge
     if args.out:
         out = Path(args.out)
         try:
-            write_html(comparison, out)
+            write_html(comparison, out, pairwise=judged)
         except OSError as exc:
             raise EvalkitError(f"cannot write the report to {shown(out)}: {exc.strerror or exc}") from None
         print(f"Report: {shown(out)}")

@@ -38,12 +38,13 @@ __all__ = ["comparison_context", "write_html"]  # comparison_context: from evalk
 
 
 def write_html(
-    c: Comparison, path: str | os.PathLike, title: str | None = None, *, max_rows: int = 500
+    c: Comparison, path: str | os.PathLike, title: str | None = None, *, max_rows: int = 500, pairwise=None
 ) -> Path:
     """Write the comparison page of ``c`` to ``path`` (atomically) and return the path.
 
     ``title`` defaults to "A vs B" (the runs' labels); lists show at most ``max_rows`` rows each. The items
-    table below is run B's (the candidate's), when ``c`` carries it.
+    table below is run B's (the candidate's), when ``c`` carries it. ``pairwise`` (an
+    ``evalkit.pairwise`` result) adds its win / tie / loss section after the deltas.
     """
     title = title or f"{c.label_a} vs {c.label_b}"
     items = c.frame_b if c.frame_b is not None else pd.DataFrame({"item": pd.Series([], dtype="int64")})
@@ -51,13 +52,18 @@ def write_html(
     if source and not str(source).startswith("<"):
         items = attach_spans(items, Path(str(source)).parent)  # B's spans.jsonl, for the item view's trace
     target = Path(path)
+    context = comparison_context(c, max_rows)
+    if pairwise is not None:
+        from evalkit.analysis.pairwise.views import pairwise_context
+
+        context["pairwise"] = pairwise_context(pairwise, max_rows)
     write_page(
         items,
         target,
         title=title,
         figures=[comparison_deltas(c, metric="pass_rate"), comparison_deltas(c, metric="mean")],
         banners=[Banner(level, heading, text) for level, heading, text in c.notices],
-        comparison=comparison_context(c, max_rows),
+        comparison=context,
         facts=[
             f"A = {c.label_a}",
             f"B = {c.label_b}",
