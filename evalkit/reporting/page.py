@@ -190,6 +190,10 @@ def _facts(attrs: dict[str, Any], rows: int, evaluators: list[dict[str, Any]]) -
         from evalkit.judges.prices import cost_text
 
         facts.append(f"judge: {count(judge['calls'], 'call')}, {cost_text(judge.get('cost'))}")
+    for name, juries in ((judge if isinstance(judge, dict) else {}).get("juries") or {}).items():  # item 2
+        for jury in juries:
+            alpha = "undefined" if jury.get("alpha") is None else f"{jury['alpha']:.2f}"
+            facts.append(f"jury {name}: {len(jury['jurors'])} jurors ({jury['combine']}), alpha {alpha}")
     samples = meta.get("samples") if isinstance(meta, dict) else None
     if isinstance(samples, dict) and isinstance(samples.get("flaky_rows"), int):  # --samples K (item 5)
         facts.append(f"{count(samples['flaky_rows'], 'flaky row')} over {samples.get('k')} samples")

@@ -60,7 +60,8 @@ def test_a_jury_of_models_combines_by_median_with_spread_alpha_and_metered_juror
         assert scored["relevance"][row] == statistics.median_low(scores)
         assert scored["relevance_jury_spread"][row] == max(scores) - min(scores)
         assert scored["relevance_result"][row] == ("pass" if statistics.median_low(scores) >= 3 else "fail")
-        assert scored["relevance_reason"][row].startswith("[")  # the juror whose score it is
+        votes = ", ".join(f"{j} {s:g}" for j, s in zip(JURORS, scores))
+        assert scored["relevance_reason"][row].startswith(f"Jury (median): {votes}; spread ")
     # juror "judge" is the plain run's judge: its judgments are the cached ones; the others' are new entries
     by_model = [r["model"] for r in judge_env.requests]
     assert sorted(set(by_model)) == ["judge~+1", "judge~-2"] and len(by_model) == 2 * len(base)
@@ -141,6 +142,9 @@ def test_a_jury_of_prompts_with_a_custom_prompty_judge_through_the_cli(judge_env
     (summary,) = meta["juries"]["professional_tone"]
     assert [j["evaluator"] for j in summary["jurors"]] == ["professional_tone", "Relevance"]
     assert sum(j["calls"] for j in summary["jurors"]) == judge_env.request_count == 4
+    page = (out / "report.html").read_text()
+    assert "jury professional_tone: 2 jurors (median), alpha" in page
+    assert "Jury (median): strict " in page  # the per-row votes and spread, in the item view's reason
 
 
 @pytest.mark.parametrize(

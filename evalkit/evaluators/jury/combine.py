@@ -11,7 +11,9 @@ Per row, the jurors that gave a verdict (``pass`` / ``fail``) are combined by th
 
 ``details["jury"]`` (written into the results.json entry): ``combine``, ``jurors`` (labels), ``scores`` and
 ``results`` (per juror, ``None`` / ``"error"`` for a juror that failed), ``spread`` (highest minus lowest score)
-and ``errors`` (jurors that failed on the row). A row no juror could judge is the first juror's error.
+and ``errors`` (jurors that failed on the row). The reason says the same in words, then gives the reason of the
+juror whose score it is: ``Jury (median): judge 5, judge~-2 3; spread 2. [judge] ...``. A row no juror could
+judge is the first juror's error.
 
 May import: ``evalkit.evaluators.base``, ``evalkit.evaluators.samples``.
 """
@@ -38,8 +40,8 @@ def combine_jurors(frames: list[pd.DataFrame], labels: list[str], rule: str) -> 
         judged = [j for j, r in enumerate(results) if r in ("pass", "fail")]
         if judged:
             picked = _combined(columns, row, judged, rule)
-            picked["details"]["jury"] = _jury_details(columns, row, judged, labels, rule)
-            picked["reason"] = f"[{labels[picked.pop('juror')]}] {picked['reason'] or ''}".strip()
+            jury = picked["details"]["jury"] = _jury_details(columns, row, judged, labels, rule)
+            picked["reason"] = _reason(jury, labels[picked.pop("juror")], picked["reason"])
         else:
             picked = {c: columns[c][0][row] for c in RESULT_COLUMNS}
         for c in RESULT_COLUMNS:
@@ -87,6 +89,20 @@ def _jury_details(columns: dict, row: int, judged: list[int], labels: list[str],
         "spread": _plain(max(given) - min(given)),
         "errors": len(labels) - len(judged),
     }
+
+
+def _reason(jury: dict, chosen: str, reason: Any) -> str:
+    """``Jury (median): judge 5, judge~-2 3; spread 2. [judge] <that juror's reason>``: the report's item view
+    and tooltips show a row's jury and spread through its reason."""
+    votes = ", ".join(
+        f"{label} {_number(score) if score is not None else 'error'}"
+        for label, score in zip(jury["jurors"], jury["scores"])
+    )
+    return f"Jury ({jury['combine']}): {votes}; spread {_number(jury['spread'])}. [{chosen}] {reason or ''}".strip()
+
+
+def _number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
 
 
 def spread_column(details: pd.Series) -> pd.Series:
