@@ -23,7 +23,7 @@ from evalkit.errors import EnvironmentConfigError
 from evalkit.evaluators.base import RESULT_COLUMNS, error_frame, score_column
 from evalkit.evaluators.custom import CallableEvaluator, RowEvaluator
 from evalkit.evaluators.jury.combine import spread_column
-from evalkit.evaluators.jury.run import plan_juries
+from evalkit.evaluators.jury.run import add_juries, plan_juries
 from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.registry import resolve_evaluators
 from evalkit.evaluators.samples import DEFAULT_PASS_RULE, check_samples, flaky_rows, judged_k_times
@@ -171,7 +171,7 @@ def evaluate(
     if judge is not None:
         meta["judge"] = judge.summary(resolved)
         if juries:  # agreement, spread and each juror's calls, tokens and cost (``evaluators.jury``)
-            meta["judge"]["juries"] = {name: plan.summary() for name, plan in juries.items()}
+            add_juries(meta["judge"], juries, judge.price)
     table.attrs["evalkit"] = meta
     return table
 

@@ -46,6 +46,7 @@ def _heuristic_scores(model_server, cache) -> list[float]:
     return plain["relevance"].tolist()
 
 
+@pytest.mark.slow
 def test_a_jury_of_models_combines_by_median_with_spread_alpha_and_metered_jurors(judge_env, tmp_path):
     cache = JudgeCache(tmp_path / "cache.sqlite")
     base = _heuristic_scores(judge_env, cache)
@@ -107,6 +108,7 @@ def test_mean_and_majority_and_prices_per_juror(judge_env, monkeypatch, tmp_path
     assert priced == {"judge": None, "judge~+1": pytest.approx(usd, abs=1e-6), "judge~-2": None}
 
 
+@pytest.mark.slow
 def test_a_jury_of_prompts_with_a_custom_prompty_judge_through_the_cli(judge_env, project, capsys):
     shutil.copytree(REPO / "custom-evaluators" / "professional_tone", project.custom / "professional_tone")
     doc = project.root / "doc.json"
@@ -212,3 +214,40 @@ def test_alpha_is_undefined_without_variation_or_pairs():
     assert krippendorff_alpha([[3, 3, 3], [3, 3, 3]]) is None
     assert krippendorff_alpha([[1, NAN], [NAN, 2]]) is None
     assert krippendorff_alpha([[1, 2, 3], [1, 2, 3]]) == 1.0
+
+
+def test_the_run_cost_prices_each_juror_at_its_own_model(judge_env, monkeypatch, tmp_path):
+    prices = tmp_path / "prices.json"
+    table = {"judge": [1.0, 2.0], "judge~+1": [10.0, 20.0], "judge~-2": [0.5, 0.5]}
+    prices.write_text(json.dumps({m: {"input": i, "output": o} for m, (i, o) in table.items()}))
+    monkeypatch.setenv("EVALKIT_PRICES", str(prices))
+    jury = {"Relevance": {"jury": JURORS}}
+    judge = evalkit.evaluate(_demo(), evaluators=jury, cache=False).attrs["evalkit"]["judge"]
+    (summary,) = judge["juries"]["Relevance"]
+    expected = sum(
+        (j["prompt_tokens"] * table[j["model"]][0] + j["completion_tokens"] * table[j["model"]][1]) / 1e6
+        for j in summary["jurors"]
+    )
+    assert judge["cost"]["usd"] == pytest.approx(expected, abs=1e-5) and "own models" in judge["cost"]["note"]
+    one_price = (judge["prompt_tokens"] * 1.0 + judge["completion_tokens"] * 2.0) / 1e6
+    assert judge["cost"]["usd"] != pytest.approx(one_price)  # not every token at the run model's price
+    prices.write_text(json.dumps({"judge": {"input": 1.0, "output": 2.0}}))
+    judge = evalkit.evaluate(_demo(), evaluators=jury, cache=False).attrs["evalkit"]["judge"]
+    assert judge["cost"]["usd"] is None
+    assert judge["cost"]["note"] == "price not set for juror model(s) judge~+1, judge~-2"
+
+
+def test_jurors_on_azure_openai_are_deployments(model_server):
+    config = {
+        "azure_endpoint": model_server.azure_endpoint,
+        "azure_deployment": "judge",
+        "api_version": "2024-12-01-preview",
+        "api_key": "k",
+    }
+    jury = {"Relevance": {"jury": ["judge", "judge~+1"]}}
+    scored = evalkit.evaluate(_demo().head(3), evaluators=jury, model_config=config, cache=False)
+    assert sorted({r["model"] for r in model_server.requests}) == ["judge", "judge~+1"]
+    assert all(r["api"] == "azure" for r in model_server.requests)
+    for details in scored["relevance_details"]:
+        plain, lenient = details["jury"]["scores"]
+        assert lenient == min(5, plain + 1)

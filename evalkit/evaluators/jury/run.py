@@ -126,6 +126,35 @@ class JuryPlan:
         return out
 
 
+def add_juries(judge: dict, plans: dict[str, JuryPlan], price=None) -> None:
+    """Put the juries' summaries into the run's judge summary (``judge["juries"]``) and price the run as the
+    sum of its parts: the jurors' tokens each at their model's price, the other judges' at the run's. The total
+    is "price not set" when any part is."""
+    from evalkit.judges.prices import judge_cost
+
+    judge["juries"] = {name: plan.summary() for name, plan in plans.items()}
+    jurors = [j for juries in judge["juries"].values() for jury in juries for j in jury["jurors"]]
+    in_juries = {"prompt_tokens": 0, "completion_tokens": 0}
+    for juror in jurors:
+        for k in in_juries:
+            in_juries[k] += juror[k]
+    rest = {k: int(judge.get(k) or 0) - v for k, v in in_juries.items()}
+    parts = [judge_cost({**rest, "model_name": judge.get("model_name")}, price)] + [j["cost"] for j in jurors]
+    if all(isinstance(p.get("usd"), (int, float)) for p in parts):
+        judge["cost"] = {
+            **judge["cost"],
+            "usd": round(sum(p["usd"] for p in parts), 6),
+            "note": "jurors at their own models' prices",
+        }
+    elif judge["cost"].get("usd") is not None:
+        unpriced = sorted({str(j["model"]) for j in jurors if j["cost"].get("usd") is None})
+        judge["cost"] = {
+            "usd": None,
+            "note": f"price not set for juror model(s) {', '.join(unpriced)}",
+            "model": judge.get("model_name"),
+        }
+
+
 def plan_juries(resolved: dict, configs_of, custom_dir=None, price=None) -> dict[str, JuryPlan]:
     """The jury plan of every LLM judge some row gives a ``jury`` (``configs_of(name)``: its rows' entries)."""
     plans = {}
