@@ -1,6 +1,7 @@
 """The CLI summary's ``Jury`` lines: per jury, its jurors, how they were combined, their agreement and spread.
 
-    Jury Relevance: 3 jurors (median), alpha 0.29 on scores, 8 of 11 rows split; judge 11 calls, judge~+1 11 calls, ...
+    Jury Relevance: 3 jurors (median), alpha 0.29 on scores, 8 of 11 rows split, mean spread 2.18;
+      jurors: judge (11 calls, $0.0177), judge~+1 (11 calls, price not set), ...
 
 May import: ``evalkit.judges``.
 """
@@ -19,11 +20,11 @@ def jury_lines(table) -> list[str]:
             alpha = jury.get("alpha")
             agreement = "alpha undefined" if alpha is None else f"alpha {alpha:.2f} on scores"
             jurors = ", ".join(
-                f"{j['label']} {j['calls']} calls {cost_text(j.get('cost'))}" for j in jury["jurors"]
+                f"{j['label']} ({j['calls']} calls, {cost_text(j.get('cost'))})" for j in jury["jurors"]
             )
             lines.append(
                 f"Jury {name}: {len(jury['jurors'])} jurors ({jury['combine']}), {agreement}, "
                 f"{jury.get('split_rows', 0)} of {jury['rows']} rows split, mean spread "
-                f"{jury.get('mean_spread') or 0:.2f}; {jurors}"
+                f"{jury.get('mean_spread') or 0:.2f};\n  jurors: {jurors}"
             )
     return lines

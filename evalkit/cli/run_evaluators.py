@@ -30,7 +30,8 @@ def add_evaluator_option(parser: argparse.ArgumentParser) -> None:
         type=parse_evaluator,
         dest="extra_evaluators",
         help="run this evaluator on every item too (repeatable), a built-in or a custom one; "
-        'NAME={"threshold": 0.8, "options": {...}} sets its evaluator-map entry',
+        'NAME={"threshold": 0.8, "options": {...}} sets its evaluator-map entry; an LLM judge may take a '
+        '"jury": ["model-a", "model-b"] (evalkit.evaluators.jury)',
     )
 
 

@@ -180,3 +180,16 @@ def test_the_notebook_view_escapes_and_lists_the_deciding_rows(model_server, jud
     html = evalkit.pairwise(a, b, model_config=judge, cache=False)._repr_html_()
     assert "B won (3)" in html and "B lost (1)" in html
     assert "&lt;script&gt;" in html and "<script>alert" not in html
+
+
+def test_a_shipped_single_response_prompty_is_refused_with_the_inputs_it_lacks(judge):
+    """Real material: azure-ai-evaluation's own Relevance .prompty (one response) is no pairwise judge."""
+    from evalkit.judges.prompty import BUILTIN_PROMPTS, builtin_prompt
+
+    shipped = builtin_prompt("Relevance").path
+    assert shipped.as_posix().endswith(BUILTIN_PROMPTS["Relevance"])
+    a, b = _runs()
+    with pytest.raises(
+        EvalkitError, match=r"relevance.prompty does not declare the input\(s\) response_a, response_b"
+    ):
+        evalkit.pairwise(a, b, judge=shipped, model_config=judge, cache=False)
