@@ -11,6 +11,8 @@
   bootstrap intervals; ``calibration``: judge against people (``calibrate``, the ``Calibration`` model);
   ``noise``: judge noise over repeated judgments (spread, flips, pass^k, pass@k); ``calibration_views``: the
   notebook HTML of both.
+- ``pairwise``: ``evalkit.pairwise``: a pairwise judge on the shared prompts of two runs, both orders, win / tie /
+  loss with the exact interval (its judge calls go through ``evalkit.judges``).
 
 Figures and standalone pages of these results are drawn in ``evalkit.reporting`` (``charts``,
 ``comparison_page``), which imports this package, never the reverse.

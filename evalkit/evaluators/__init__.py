@@ -17,6 +17,8 @@
 - ``names``: the rules of evaluator names; ``registry``, the top of the package: a name to an evaluator
   object.
 - ``scaffold``: the templates of ``evalkit new``.
+- ``jury``: juries (several jurors, models or other LLM judges, combined; Krippendorff's alpha; per-row spread),
+  above the registry (a juror may be another evaluator); the engine plans and runs them.
 
 May import: ``evalkit.spans``, ``evalkit.judges``, ``evalkit.documents``, ``evalkit.errors``.
 """

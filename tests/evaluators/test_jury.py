@@ -251,3 +251,14 @@ def test_jurors_on_azure_openai_are_deployments(model_server):
     for details in scored["relevance_details"]:
         plain, lenient = details["jury"]["scores"]
         assert lenient == min(5, plain + 1)
+
+
+def test_with_samples_each_juror_judges_each_row_k_times(judge_env):
+    table = _demo().head(3)
+    scored = evalkit.evaluate(
+        table, evaluators={"Relevance": {"jury": ["judge", "judge~+1"]}}, samples=2, cache=False
+    )
+    assert judge_env.request_count == 3 * 2 * 2  # rows x jurors x samples
+    samples = sorted((r["model"], json.dumps(r["body"]["messages"])) for r in judge_env.requests)
+    assert len(set(samples)) == 3 * 2  # each (juror, row) asked twice: two sample cache entries
+    assert all(d["samples"] == 2 and len(d["jury"]["scores"]) == 2 for d in scored["relevance_details"])
