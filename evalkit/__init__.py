@@ -26,6 +26,7 @@ _API = {
     "summary": ("evalkit.analysis.summaries", "summary"),
     "compare": ("evalkit.analysis.comparison", "compare"),
     "calibrate": ("evalkit.analysis.calibration", "calibrate"),
+    "align": ("evalkit.analysis.alignment.loop", "align"),
     "judge_noise": ("evalkit.analysis.noise", "judge_noise"),
     "Labels": ("evalkit.analysis.labels", "Labels"),
     "read_run": ("evalkit.documents.run_reader", "read_run"),
@@ -49,6 +50,7 @@ __all__ = [
     "EvaluatorConfigError",
     "Labels",
     "__version__",
+    "align",
     "calibrate",
     "compare",
     "evaluate",
@@ -67,6 +69,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from evalkit.analysis.alignment.loop import align
     from evalkit.analysis.calibration import calibrate
     from evalkit.analysis.comparison import compare
     from evalkit.analysis.history import runs
