@@ -234,7 +234,7 @@ def align(
     if dry_run:
         return plan
     if config is None:
-        raise EnvironmentConfigError(MISSING_JUDGE_MESSAGE)
+        raise EnvironmentConfigError(MISSING_JUDGE_MESSAGE.format(what=f"aligning {judge}"))
     if max_calls is not None and max_calls < plan.minimum_calls:
         raise EvalkitError(
             f"--max-calls {max_calls} is below the {plan.minimum_calls} judge calls an alignment needs at least "
