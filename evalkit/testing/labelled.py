@@ -53,18 +53,19 @@ def synthetic_labelled(n: int = 60, *, seed: int = 0, evaluator: str = "Relevanc
     for index in range(n):
         topic, aspect = _TOPICS[index % len(_TOPICS)]
         fact = rng.choice(_FACTS)
-        prompt = f"What is the {aspect} of the {topic}?"
+        case = f"(case {index})"  # makes every row's text unique, so a test can tell where a row's text went
+        prompt = f"What is the {aspect} of the {topic} {case}?"
         kind = rng.choices(["answer", "refusal", "off"], weights=[5, 3, 2])[0]
         if kind == "answer":
-            response, human = f"The {aspect} of the {topic} is {fact}.", 5
+            response, human = f"{case} The {aspect} of the {topic} is {fact}.", 5
         elif kind == "refusal":
             response, human = (
-                f"About the {aspect} of the {topic}: I cannot share that, please contact support.",
+                f"{case} About the {aspect} of the {topic}: I cannot share that, please contact support.",
                 1,
             )
         else:
             response, human = (
-                f"Our cafeteria serves {rng.choice(['soup', 'pasta', 'salads'])} on weekdays.",
+                f"{case} Our cafeteria serves {rng.choice(['soup', 'pasta', 'salads'])} on weekdays.",
                 1,
             )
         items.append({"prompt": prompt, "response": response, "evaluators": {evaluator: {}}})
