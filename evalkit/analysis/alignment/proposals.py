@@ -1,7 +1,8 @@
 """Revised judge prompts proposed from the disagreements on the optimisation set.
 
 One round: the optimiser model (``optimizer_model``, by default the judge's own model) is shown the current
-prompt and the optimisation set's labelled rows, disagreements first (``EXAMPLE {json}`` lines: prompt,
+prompt and the optimisation set's labelled rows, the largest disagreements and then some agreements
+(``EXAMPLE {json}`` lines: prompt,
 response, judge score, human score, the labeller's note), and asked for JSON ``{"guidelines": [...],
 "criteria": "..."}``: short checkable guideline lines distilled from what the humans reward or penalise, and a
 rewritten instruction. From its answer come three variants (:func:`variants`):
@@ -39,16 +40,23 @@ OPTIMISER_SYSTEM = (
     "When the response has more than K words, the score is at least N. Also rewrite the judge's instruction "
     '(its criteria) in one paragraph. Reply with JSON only: {"guidelines": ["- ..."], "criteria": "..."}'
 )
-#: Most labelled rows shown to the optimiser in one request (disagreements first).
-MAX_EXAMPLES = 40
+#: Most disagreeing and most agreeing labelled rows shown to the optimiser in one request: the agreements give
+#: it the contrast (a guideline that would also change rows the judge already gets right is a bad one).
+MAX_DISAGREEMENTS = 25
+MAX_AGREEMENTS = 15
 
 
 def optimiser_messages(prompt_text: str, pairs: pd.DataFrame) -> list[dict]:
     """The optimiser request for the current ``prompt_text`` and the optimisation ``pairs`` (calibration pairs:
-    ``prompt``, ``response``, ``judge_value``, ``human_value``, ``difference``, ``human_note``)."""
+    ``prompt``, ``response``, ``judge_value``, ``human_value``, ``difference``, ``human_note``): the largest
+    disagreements (at most ``MAX_DISAGREEMENTS``), then agreements (at most ``MAX_AGREEMENTS``)."""
+    import pandas as pd
+
     ordered = pairs.assign(_gap=pairs["difference"].abs()).sort_values("_gap", ascending=False, kind="stable")
+    shown = ordered[ordered["_gap"] > 0].head(MAX_DISAGREEMENTS)
+    shown = pd.concat([shown, ordered[ordered["_gap"] == 0].head(MAX_AGREEMENTS)])
     lines = []
-    for _, row in ordered.head(MAX_EXAMPLES).iterrows():
+    for _, row in shown.iterrows():
         example = {
             "prompt": str(row["prompt"] or ""),
             "response": str(row["response"] or ""),
