@@ -84,6 +84,8 @@ def _block(spec: PromptSpec) -> str:
 
 def render_prompt(original: str, spec: PromptSpec) -> str:
     """The ``.prompty`` text of ``spec`` applied to the ``original`` text (module docs)."""
+    if not (spec.guidelines or spec.examples or spec.criteria is not None):
+        return original
     text = original.replace("\r\n", "\n")
     match = _FRONT_MATTER.search(text)
     if not match:
@@ -94,12 +96,18 @@ def render_prompt(original: str, spec: PromptSpec) -> str:
     roles = list(_ROLE.finditer(body))
     system = next((m for m in roles if m.group(1).lower() == "system"), None)
     if system is None:
-        inserted = f"system:\n{spec.criteria or ''}\n\n{block}\n" if (block or spec.criteria) else ""
+        parts = [p.strip("\n") for p in (spec.criteria or "", block) if p.strip()]
+        inserted = "system:\n" + "\n\n".join(parts) + "\n\n" if parts else ""
         return head + inserted + body
     after = [m for m in roles if m.start() > system.start()]
     end = after[0].start() if after else len(body)
     content = body[system.end() : end]
     if spec.criteria is not None:
         content = spec.criteria.strip() + "\n"
-    content = content.rstrip("\n") + "\n\n" + (block.rstrip("\n") + "\n\n" if block else "")
-    return head + body[: system.end()] + content + body[end:]
+    tail = body[end:]
+    # The next role line's match starts at the blank lines before it: keep one blank line, not two.
+    gap = "\n" if tail.startswith("\n") or not tail else "\n\n"
+    content = content.rstrip("\n") + "\n\n" + (block.rstrip("\n") + gap if block else "")
+    if not block:
+        content = content.rstrip("\n") + gap
+    return head + body[: system.end()] + content + tail

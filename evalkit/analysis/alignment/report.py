@@ -82,6 +82,18 @@ class Alignment:
             return "no variant beat the original prompt on the optimisation set; nothing to claim"
         return verdict_of(*self.difference["kappa"][1:])
 
+    def verdict_text(self) -> str:
+        """The headline verdict (kappa's), with the other metrics whose verdict differs from it."""
+        if self.aligned_prompt == self.original_prompt:
+            return self.verdict
+        others = [
+            f"{label} {verdict_of(*self.difference[key][1:])}"
+            for key, label in SHOWN_METRICS[1:]
+            if verdict_of(*self.difference[key][1:]) != self.verdict
+        ]
+        head = f"kappa {self.verdict} (the interval of the paired difference {'excludes' if self.verdict in ('improved', 'worse') else 'includes'} 0)"
+        return head + (f"; {', '.join(others)}" if others else "")
+
     @property
     def improved(self) -> bool:
         return self.verdict == "improved"
@@ -135,7 +147,7 @@ class Alignment:
         )
         lines.append(fmt.format(*head))
         lines += [fmt.format(*r) for r in body]
-        lines.append(f"Verdict: {self.verdict}")
+        lines.append(f"Verdict: {self.verdict_text()}")
         c = self.cost
         lines.append(
             f"Cost: {c['judge_calls']} judge calls, {c['optimizer_calls']} optimiser calls, "
@@ -164,7 +176,7 @@ class Alignment:
             f"<div class='evalkit-alignment'><h4>Alignment of {e(self.judge)}</h4>"
             f"<p>{e(self.table().splitlines()[0])}</p><ul>{tried}</ul>"
             f"<p>Held-out agreement ({self.held_out_n} rows):</p><table><tr>{head}</tr>{body}</table>"
-            f"<p><b>Verdict:</b> {e(self.verdict)}</p>{written}"
+            f"<p><b>Verdict:</b> {e(self.verdict_text())}</p>{written}"
             f"<details><summary>prompt diff</summary><pre>{e(self.diff())}</pre></details></div>"
         )
 
