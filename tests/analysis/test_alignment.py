@@ -140,7 +140,12 @@ def test_aligning_a_builtin_improves_held_out_agreement_and_never_shows_held_out
     labels = written(tmp_path, 80)
     custom = tmp_path / "custom-evaluators"
     result = evalkit.align(
-        "Relevance", labels, custom_dir=custom, model_config=config(model_server), resamples=1000
+        "Relevance",
+        labels,
+        custom_dir=custom,
+        model_config=config(model_server),
+        optimizer_model="optimiser-model",
+        resamples=1000,
     )
     assert result.before["kappa"][0] < result.after["kappa"][0]
     assert result.difference["kappa"][1] > 0 and result.verdict == "improved"
@@ -153,6 +158,10 @@ def test_aligning_a_builtin_improves_held_out_agreement_and_never_shows_held_out
         r for r in model_server.requests if "revise the prompt of an LLM judge" in json.dumps(r["body"])
     ]
     assert len(optimiser) == result.cost["optimizer_calls"] >= 1
+    # The optimiser is its own model; judge calls are the requests the judge model received.
+    assert {r["model"] for r in optimiser} == {"optimiser-model"}
+    judged = [r for r in model_server.requests if r not in optimiser]
+    assert {r["model"] for r in judged} == {"judge"} and len(judged) == result.cost["judge_calls"]
     for request in model_server.requests:
         messages = request["body"]["messages"]
         system = "\n".join(m["content"] for m in messages if m["role"] == "system")
@@ -267,3 +276,36 @@ def test_the_bundled_feedbackqa_labels_align_from_the_cli(model_server, tmp_path
             "before"
         ][0]
     )
+
+
+@pytest.mark.slow
+def test_the_judge_call_budget_stops_the_search_and_is_never_exceeded(model_server, tmp_path):
+    labels = written(tmp_path, 12)
+    # 6 optimisation rows once + 6 held-out rows twice = 18; 24 leaves room for one variant only.
+    result = evalkit.align("Relevance", labels, model_config=config(model_server), max_calls=24, resamples=100,
+                           custom_dir=tmp_path / "ce")  # fmt: skip
+    assert result.split["optimise_rows"] == 6 and result.split["held_out_rows"] == 6
+    assert result.cost["judge_calls"] <= 24 and "budget (24) is spent" in result.stopped
+    assert len([v for v in result.variants if v["round"] > 0]) == 1
+
+
+def test_user_mistakes_are_clear_errors(tmp_path, model_server):
+    labels = written(tmp_path, 12)
+    cfg = config(model_server)
+    with pytest.raises(
+        EvalkitError, match=r"no human labels for judge 'Coherence' \(labels exist for: 'Relevance'\)"
+    ):
+        evalkit.align(
+            "Coherence", labels, model_config=cfg, evaluator="Nope", dry_run=True, custom_dir=tmp_path
+        )
+    frame = evalkit.Labels.load(labels).frame()
+    with pytest.raises(EvalkitError, match="give the eval document the labels are for"):
+        evalkit.align("Relevance", frame, model_config=cfg, dry_run=True, custom_dir=tmp_path)
+    with pytest.raises(EvalkitError, match="holdout must be a share between 0 and 1"):
+        evalkit.align("Relevance", labels, model_config=cfg, holdout=1.5, dry_run=True, custom_dir=tmp_path)
+    few = written(tmp_path / "few", 3) if (tmp_path / "few").mkdir() is None else None
+    with pytest.raises(EvalkitError, match="3 labelled item.*at least 4"):
+        evalkit.align("Relevance", few, model_config=cfg, dry_run=True, custom_dir=tmp_path)
+    with pytest.raises(EvalkitError, match="ToolCallAccuracy has no .prompty to align"):
+        evalkit.align("ToolCallAccuracy", labels, model_config=cfg, dry_run=True, custom_dir=tmp_path)
+    assert model_server.request_count == 0
