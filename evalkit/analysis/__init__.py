@@ -11,6 +11,8 @@
   bootstrap intervals; ``calibration``: judge against people (``calibrate``, the ``Calibration`` model);
   ``noise``: judge noise over repeated judgments (spread, flips, pass^k, pass@k); ``calibration_views``: the
   notebook HTML of both.
+- ``alignment/``: ``evalkit.align``, a judge's prompt aligned to human labels (split, proposals, held-out
+  before/after, the aligned judge written as a new custom evaluator); its ``__init__`` lists its modules.
 
 Figures and standalone pages of these results are drawn in ``evalkit.reporting`` (``charts``,
 ``comparison_page``), which imports this package, never the reverse.
