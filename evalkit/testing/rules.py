@@ -22,7 +22,8 @@ not answered here (the heuristic judge answers them unchanged).
 
 **The optimiser.** A request whose system message says ``revise the prompt of an LLM judge`` (the words of
 ``evalkit.analysis.alignment.proposals``) and whose user message carries example lines ``EXAMPLE {json}`` (each
-with ``response``, ``judge_score`` and ``human_score``) is answered with ``{"guidelines": [...], "criteria": ...}``:
+with ``response``, ``judge_score`` and ``human_score``, or ``judge_verdict`` and ``human_verdict``: a pass counts
+as 4, a fail as 2) is answered with ``{"guidelines": [...], "criteria": ...}``:
 up to three rules of the forms above, chosen greedily, each the candidate (a content word of the shown
 responses, or a length threshold) that brings the most shown judge scores closer to the human scores and none
 farther than it brings closer; ``criteria`` a one-paragraph rewrite of the judge's instruction. Deterministic:
@@ -134,6 +135,10 @@ def _examples(text: str) -> list[dict]:
             example = json.loads(raw)
         except ValueError:
             continue
+        if "judge_verdict" in example and "human_verdict" in example:
+            # Verdict labels: a pass counts as 4, a fail as 2 (either side of the usual threshold of 3).
+            example["judge_score"] = 4 if example["judge_verdict"] == "pass" else 2
+            example["human_score"] = 4 if example["human_verdict"] == "pass" else 2
         judge, human = example.get("judge_score"), example.get("human_score")
         if isinstance(judge, int) and isinstance(human, int) and isinstance(example.get("response"), str):
             out.append(example)

@@ -309,3 +309,22 @@ def test_user_mistakes_are_clear_errors(tmp_path, model_server):
     with pytest.raises(EvalkitError, match="ToolCallAccuracy has no .prompty to align"):
         evalkit.align("ToolCallAccuracy", labels, model_config=cfg, dry_run=True, custom_dir=tmp_path)
     assert model_server.request_count == 0
+
+
+@pytest.mark.slow
+def test_verdict_labels_align_on_pass_and_fail(model_server, tmp_path):
+    document, labels = synthetic_labelled(30, seed=5)
+    for label in labels["labels"]:
+        label["verdict"], label["score"] = ("pass" if label["score"] >= 4 else "fail"), None
+    (tmp_path / "v.json").write_text(json.dumps(document), encoding="utf-8")
+    (tmp_path / "v.labels.json").write_text(json.dumps(labels), encoding="utf-8")
+    result = evalkit.align(
+        "Relevance", tmp_path / "v.labels.json", custom_dir=tmp_path / "ce", model_config=config(model_server),
+        rounds=1, resamples=300,
+    )  # fmt: skip
+    assert result.on == "verdict" and "(verdicts)" in result.table()
+    assert result.after["exact"][0] > result.before["exact"][0] and result.difference["exact"][1] > 0
+    optimiser = [
+        r for r in model_server.requests if "revise the prompt of an LLM judge" in json.dumps(r["body"])
+    ]
+    assert '"human_verdict": "fail"' in optimiser[0]["body"]["messages"][1]["content"]

@@ -75,7 +75,9 @@ def _block(spec: PromptSpec) -> str:
             lines += [
                 f"Example {number}. Request: {_safe(example.get('prompt'))}",
                 f"Answer given: {_safe(example.get('response'))}",
-                f"Human score: {int(example['human'])}",
+                f"Human verdict: {example['human']}"
+                if isinstance(example["human"], str)
+                else f"Human score: {int(example['human'])}",
                 "",
             ]
         lines += ["{% endraw %}", ""]

@@ -57,12 +57,11 @@ def optimiser_messages(prompt_text: str, pairs: pd.DataFrame) -> list[dict]:
     shown = pd.concat([shown, ordered[ordered["_gap"] == 0].head(MAX_AGREEMENTS)])
     lines = []
     for _, row in shown.iterrows():
-        example = {
-            "prompt": str(row["prompt"] or ""),
-            "response": str(row["response"] or ""),
-            "judge_score": _value(row["judge_value"]),
-            "human_score": _value(row["human_value"]),
-        }
+        example = {"prompt": str(row["prompt"] or ""), "response": str(row["response"] or "")}
+        if row["on"] == "verdict":  # pass / fail labels: the judge's result against the human verdict
+            example.update(judge_verdict=str(row["judge_value"]), human_verdict=str(row["human_value"]))
+        else:
+            example.update(judge_score=_value(row["judge_value"]), human_score=_value(row["human_value"]))
         if isinstance(row.get("human_note"), str) and row["human_note"]:
             example["human_note"] = row["human_note"]
         lines.append("EXAMPLE " + json.dumps(example, ensure_ascii=False))
