@@ -110,6 +110,8 @@ class ModelServer:
     header as sent, ``Basic ...`` included) in its message, as some gateways do (``Incorrect API key
     provided: sk-...``), for tests that a key never leaks into what evalkit writes.
     ``host`` / ``port``: where to listen; port 0 picks a free port.
+    ``rules``: answer prompts holding guideline lines, and optimiser requests, with ``evalkit.testing.rules``
+    (default True; prompts without such lines are answered exactly as before).
     """
 
     def __init__(
