@@ -27,6 +27,7 @@ _API = {
     "compare": ("evalkit.analysis.comparison", "compare"),
     "pairwise": ("evalkit.analysis.pairwise.result", "pairwise"),
     "calibrate": ("evalkit.analysis.calibration", "calibrate"),
+    "align": ("evalkit.analysis.alignment.loop", "align"),
     "judge_noise": ("evalkit.analysis.noise", "judge_noise"),
     "Labels": ("evalkit.analysis.labels", "Labels"),
     "read_run": ("evalkit.documents.run_reader", "read_run"),
@@ -50,6 +51,7 @@ __all__ = [
     "EvaluatorConfigError",
     "Labels",
     "__version__",
+    "align",
     "calibrate",
     "compare",
     "evaluate",
@@ -69,6 +71,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from evalkit.analysis.alignment.loop import align
     from evalkit.analysis.calibration import calibrate
     from evalkit.analysis.comparison import compare
     from evalkit.analysis.history import runs

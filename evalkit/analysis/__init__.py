@@ -13,6 +13,8 @@
   notebook HTML of both.
 - ``pairwise``: ``evalkit.pairwise``: a pairwise judge on the shared prompts of two runs, both orders, win / tie /
   loss with the exact interval (its judge calls go through ``evalkit.judges``).
+- ``alignment/``: ``evalkit.align``, a judge's prompt aligned to human labels (split, proposals, held-out
+  before/after, the aligned judge written as a new custom evaluator); its ``__init__`` lists its modules.
 
 Figures and standalone pages of these results are drawn in ``evalkit.reporting`` (``charts``,
 ``comparison_page``), which imports this package, never the reverse.

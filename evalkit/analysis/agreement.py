@@ -41,7 +41,7 @@ import numpy as np
 
 from evalkit.analysis.statistics import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 
-__all__ = ["METRICS", "agreement_metrics", "bootstrap_metrics", "rank_average"]
+__all__ = ["METRICS", "agreement_metrics", "bootstrap_metrics", "paired_difference", "rank_average"]
 
 #: The agreement metrics, in the order of :attr:`Calibration.table` (each followed by ``_low`` / ``_high``).
 METRICS = ("exact", "within_one", "kappa", "spearman", "bias")
@@ -166,3 +166,49 @@ def bootstrap_metrics(
         warnings.simplefilter("ignore", RuntimeWarning)  # a metric undefined in every resample
         low, high = np.nanpercentile(out, [tail, 100.0 - tail], axis=0)
     return {name: (float(lo), float(hi)) for name, lo, hi in zip(METRICS, low, high)}
+
+
+def paired_difference(
+    before: Any,
+    after: Any,
+    human: Any,
+    *,
+    scale: bool = True,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> dict[str, tuple[float, float, float]]:
+    """``{metric: (after - before, low, high)}``: how two judges' agreement with the same human values differs.
+
+    ``before`` and ``after`` are two judges' values on the same pairs (in the same order as ``human``). Each
+    resample draws the pairs once (``default_rng(seed)``, as :func:`bootstrap_metrics`) and recomputes both
+    judges' metrics on that one draw, so the interval is of the paired difference: an improvement is shown only
+    when it holds on the same rows. Resamples where a metric is undefined for either judge are left out.
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    b, h = _as_pairs(before, human)
+    a, _ = _as_pairs(after, human)
+    n = len(h)
+    point = (
+        _weighted_metrics(a, h, np.ones((1, n)), scale)[0]
+        - _weighted_metrics(b, h, np.ones((1, n)), scale)[0]
+    )
+    if n == 0 or resamples <= 0:
+        return {name: (float(p), math.nan, math.nan) for name, p in zip(METRICS, point)}
+    rng = np.random.default_rng(seed)
+    chunk = max(1, min(resamples, CALIBRATION_CELLS // n))
+    out = np.empty((resamples, len(METRICS)))
+    for start in range(0, resamples, chunk):
+        size = min(chunk, resamples - start)
+        draws = rng.integers(0, n, size=(size, n))
+        offsets = (np.arange(size) * n)[:, None]
+        counts = np.bincount((draws + offsets).ravel(), minlength=size * n).reshape(size, n).astype(float)
+        out[start : start + size] = _weighted_metrics(a, h, counts, scale) - _weighted_metrics(
+            b, h, counts, scale
+        )
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low, high = np.nanpercentile(out, [tail, 100.0 - tail], axis=0)
+    return {name: (float(p), float(lo), float(hi)) for name, p, lo, hi in zip(METRICS, point, low, high)}

@@ -1,4 +1,4 @@
-"""The ``evalkit`` command line: ``run``, ``validate``, ``new``, ``cache``, ``compare``, ``report``, ``spans``.
+"""The ``evalkit`` command line: ``run``, ``validate``, ``new``, ``cache``, ``compare``, ``report``, ``spans``, ``align``.
 
 User mistakes, argument mistakes included (``parser``), print one ``Error: ...`` line with no traceback and
 exit with the code the mistake calls for: 2 invalid input or evaluator configuration, 3 missing environment
@@ -14,7 +14,7 @@ import sys
 import warnings
 
 from evalkit import __version__
-from evalkit.cli import cache, compare, new, report, run, runs, spans, validate
+from evalkit.cli import align, cache, compare, new, report, run, runs, spans, validate
 from evalkit.cli.parser import Parser, missing_command, parse
 from evalkit.documents.redaction import install_log_redaction, redact
 from evalkit.errors import terminal_safe
@@ -24,7 +24,7 @@ def build_parser() -> Parser:
     parser = Parser(prog="evalkit", description="Evaluate LLM agents from eval documents.")
     parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (run, validate, new, cache, compare, report, runs, spans):
+    for module in (run, validate, new, cache, compare, report, runs, spans, align):
         module.register(subparsers)
     return parser
 

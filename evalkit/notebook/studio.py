@@ -13,6 +13,8 @@ an edit-run-compare loop; the studio keeps that loop in one object, built in lay
   through ``evalkit.evaluate`` exactly as a real run would, and the ``versions`` it keeps, one per prompt
   (``evalkit.notebook.judge_versions``: running a prompt again adds rows to its version), compared on the
   rows both judged (``compare_versions``, ``fill=True`` judges the missing ones first; ``diff``);
+* alignment (``evalkit.notebook.judge_alignment``): ``align()`` the saved judge to the labels beside its
+  document (``evalkit.align``), ``aligned_versions()`` beside the original, ``aligned_diff()``;
 * the widget (``evalkit.notebook.studio_view.StudioView``): ``widget()`` is a view over this model
   (ipywidgets, imported on first use); every action it offers is a method here, so the studio can be
   scripted and tested without a frontend.
@@ -28,13 +30,14 @@ from pathlib import Path
 
 from evalkit.analysis.formatting import count
 from evalkit.errors import EvalkitError
+from evalkit.notebook.judge_alignment import AlignmentActions
 from evalkit.notebook.judge_runner import JudgeRunner, JudgeVersion
 from evalkit.notebook.studio_view import StudioView
 
 __all__ = ["JudgeStudio", "JudgeVersion", "StudioView"]
 
 
-class JudgeStudio(JudgeRunner):
+class JudgeStudio(AlignmentActions, JudgeRunner):
     """Edit, run and compare versions of the custom LLM judge ``name`` (see the module docs).
 
     Args:

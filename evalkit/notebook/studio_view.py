@@ -27,7 +27,8 @@ class StudioView:
     role, ``section_editors`` all of them in order), ``variables`` / ``problems`` (HTML), ``n``, ``how``,
     ``query``, ``seed`` and ``sample_button``, ``run_button``, ``save_button``, ``progress`` (an Output the
     run's progress bar is drawn in), ``status``, ``results``, ``versions``, ``compare_a`` / ``compare_b`` /
-    ``compare_fill`` / ``compare_button`` / ``comparison``, and ``message`` (beside the editors: why the
+    ``compare_fill`` / ``compare_button`` / ``comparison``, ``align_button`` / ``alignment`` (``studio.align()``
+    and the aligned versions), and ``message`` (beside the editors: why the
     front matter or the template cannot load).
 
     Nothing is hidden and nothing sticks: a failed action says why in ``status`` (or ``comparison``) as a
@@ -85,6 +86,9 @@ class StudioView:
         self.compare_button = w.Button(description="Compare", icon="columns")
         self.compare_button.on_click(self._compare_clicked)
         self.comparison = w.HTML(layout=scroll)
+        self.align_button = w.Button(description="Align to labels", icon="balance-scale")
+        self.align_button.on_click(self._align_clicked)
+        self.alignment = w.HTML(layout=scroll)
 
         from evalkit.notebook.snapshot import SnapshotBox
 
@@ -119,6 +123,11 @@ class StudioView:
                     layout=w.Layout(flex_flow="row wrap"),
                 ),  # fmt: skip
                 self.comparison,
+                w.HTML(
+                    "<b>Alignment</b> (to the labels beside the document; held-out rows never reach a prompt)"
+                ),
+                self.align_button,
+                self.alignment,
             ],
             layout=wide,
             snapshot=self.snapshot_html,
@@ -236,6 +245,24 @@ class StudioView:
             + f"<pre>{html.escape(diff)}</pre>"
         )
 
+    def _align_clicked(self, _button=None) -> None:
+        """``studio.align()``, then its held-out table, the aligned versions beside the original, and the diff."""
+        import html
+
+        from evalkit.notebook.display import styled
+
+        self._begin()
+        self.alignment.value = "Aligning (judge and optimiser calls)..."
+        try:
+            result = self.studio.align()
+            versions = styled(self.studio.aligned_versions()).to_html()
+        except Exception as exc:  # noqa: BLE001
+            self.alignment.value = _error_html("align", exc)
+            return
+        self.alignment.value = result._repr_html_() + "<b>Versions on disk</b>" + versions
+        if result.written is None:
+            self.alignment.value += f"<div>{html.escape(result.verdict)}</div>"
+
     def snapshot_html(self) -> str:
         """The view's state as static HTML: the title, the prompt, the inputs check, the status, the results,
         the versions and the comparison (what a notebook reopened without its kernel shows)."""
@@ -253,6 +280,8 @@ class StudioView:
             parts += ["<b>Results</b>", self.results.value, "<b>Versions</b>", self.versions.value]
         if self.comparison.value:
             parts += ["<b>Comparison</b>", self.comparison.value]
+        if self.alignment.value:
+            parts += ["<b>Alignment</b>", self.alignment.value]
         return "".join(part for part in parts if part)
 
     # Refresh -------------------------------------------------------------------------------------------

@@ -38,7 +38,9 @@ What it answers (first that applies)
     3. ``script``: a callable ``script(request) -> Reply | str | dict | None`` or a list of replies consumed
        in order. A str is the message content, a dict is JSON-encoded as the content, None (or an exhausted
        list) falls through to 4.
-    4. ``heuristic_judge(request)``: deterministic answers that azure-ai-evaluation's prompt judges and
+    4. ``rules`` (default on): a prompt holding guideline lines, or an optimiser request, is answered by
+       ``evalkit.testing.rules`` (a judge that follows the guidelines; an optimiser proposing them).
+    5. ``heuristic_judge(request)``: deterministic answers that azure-ai-evaluation's prompt judges and
        evalkit's ``.prompty`` judges parse into a 1-5 score (rule documented on ``heuristic_judge``).
     ``latency`` seconds are added before every chat-completions response (faults included).
 
@@ -90,6 +92,7 @@ from evalkit.testing.protocol import (
     model_list,
     parse_request,
 )
+from evalkit.testing.rules import rule_answer
 
 __all__ = ["ModelServer"]
 
@@ -108,6 +111,8 @@ class ModelServer:
     header as sent, ``Basic ...`` included) in its message, as some gateways do (``Incorrect API key
     provided: sk-...``), for tests that a key never leaks into what evalkit writes.
     ``host`` / ``port``: where to listen; port 0 picks a free port.
+    ``rules``: answer prompts holding guideline lines, and optimiser requests, with ``evalkit.testing.rules``
+    (default True; prompts without such lines are answered exactly as before).
     """
 
     def __init__(
@@ -120,8 +125,12 @@ class ModelServer:
         echo_key: bool = False,
         host: str = "127.0.0.1",
         port: int = 0,
+        rules: bool = True,
     ):
         self.latency = latency
+        self.rules = (
+            rules  # the rule-following judge and optimiser (evalkit.testing.rules) before the heuristic
+        )
         self.require_key = require_key
         self.echo_key = echo_key
         self._host, self._port = host, port
@@ -341,8 +350,10 @@ class ModelServer:
                 with self._lock:
                     self.errors.append(f"{type(exc).__name__}: {exc}")
                 return Reply(content=message, status=500)
-        if answer is None:  # jurors by model name and pairwise prompts (``panel``), else the heuristic judge
-            return Reply(content=panel.answer(record, heuristic_judge))
+        if answer is None:  # guideline rules in the prompt (``rules``), jurors by model name and pairwise
+            # prompts (``panel``), else the heuristic judge
+            ruled = rule_answer(record) if self.rules else None
+            return Reply(content=ruled if ruled is not None else panel.answer(record, heuristic_judge))
         if isinstance(answer, Reply):
             return answer
         return Reply(content=answer)
