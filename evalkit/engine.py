@@ -26,6 +26,7 @@ from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.registry import resolve_evaluators
 from evalkit.evaluators.samples import DEFAULT_PASS_RULE, check_samples, flaky_rows, judged_k_times
 from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT
+from evalkit.judges.batch import judge_in_batches
 from evalkit.judges.offline import quiet_llm_libraries
 from evalkit.judges.pool import JudgePool
 
@@ -52,6 +53,7 @@ def evaluate(
     price: Any = None,
     samples: int = 1,
     pass_rule: str = DEFAULT_PASS_RULE,
+    batch: bool = False,
 ) -> pd.DataFrame:
     """Score a case table and return a new one with result columns, ``status`` and ``error``.
 
@@ -85,6 +87,7 @@ def evaluate(
             file's entry for the model, else "price not set"); the cost is in the judge summary's ``cost``.
         samples: judge every row of every LLM judge this many times (each its own cache entry) and combine them
             by ``pass_rule`` (``all``: every judgment passed; ``majority``), see ``evaluators.samples``.
+        batch: every judge call through the OpenAI / Azure OpenAI Batch API, at its price (``judges.batch``).
     """
     check_samples(samples, pass_rule)
     quiet_llm_libraries()  # before custom evaluators or judges import promptflow / azure-ai-evaluation
@@ -118,12 +121,13 @@ def evaluate(
     if agent is not None:
         table = _run_agent(table, agent, concurrency)
         rows = _Rows(table)  # the agent's answers are the inputs now
-    scored_specs = []
-    timings = {}
     work = {name: rows.asking(name, everywhere=name in adhoc) for name in resolved}
     repeats = {name: samples if isinstance(ev, LLMJudge) else 1 for name, ev in resolved.items()}
     total = int(sum(m.sum() * repeats[name] for name, m in work.items()))
-    with progress_bar(total=total, enabled=progress) as bar:
+
+    def score_all(bar) -> tuple[list, dict]:
+        scored_specs = []
+        timings = {}
         for name, evaluator in resolved.items():
             started = time.perf_counter()
             mask = work[name]
@@ -153,6 +157,13 @@ def evaluate(
             timings[name] = time.perf_counter() - started
             log.debug("evaluator %s: %d rows in %.3f s", name, int(mask.sum()), timings[name])
             bar.update(int(mask.sum()) * repeats[name] - judged[0])
+        return scored_specs, timings
+
+    if batch and judge is not None:  # every judge call through the Batch API (``judges.batch``)
+        (scored_specs, timings), judge.batch = judge_in_batches(score_all, pool, judge.config, progress)
+    else:
+        with progress_bar(total=total, enabled=progress) as bar:
+            scored_specs, timings = score_all(bar)
 
     apply_statuses(table, [s["key"] for s in scored_specs])
     if samples > 1:
@@ -378,6 +389,7 @@ class JudgeRun:
         self.config = config
         self.pool = pool
         self.price = price  # a judges.prices.Price, or None: "price not set"
+        self.batch: dict | None = None  # the batch report of a batch run (``judges.batch``)
 
     def summary(self, resolved: dict) -> dict:
         from evalkit.judges.models import describe
@@ -399,7 +411,8 @@ class JudgeRun:
             "prompt_tokens": sum(t["prompt"] for t in tokens.values()),
             "completion_tokens": sum(t["completion"] for t in tokens.values()),
         }
-        judge["cost"] = judge_cost(judge, self.price or file_price(judge["model_name"]))
+        judge.update({"batch": self.batch} if self.batch else {})
+        judge["cost"] = judge_cost(judge, self.price or file_price(judge["model_name"]), bool(self.batch))
         return judge
 
 
@@ -452,9 +465,7 @@ def _open_cache(cache):
         from evalkit.judges.cache import JudgeCache
 
         return JudgeCache()
-    if cache is False or cache is None:
-        return None
-    return cache
+    return None if cache is False or cache is None else cache
 
 
 def sample_judgments(df: pd.DataFrame, k: int, **options) -> list[pd.DataFrame]:

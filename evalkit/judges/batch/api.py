@@ -1,0 +1,134 @@
+"""The Batch API of OpenAI and of Azure OpenAI's global batch deployments, through the ``openai`` client.
+
+One batch is: the requests as a JSONL file (one ``{"custom_id", "method": "POST", "url", "body"}`` a line)
+uploaded to ``/v1/files`` with purpose ``batch``; ``/v1/batches`` created on it for the chat-completions
+endpoint with the ``24h`` completion window; retrieved until its status is final; then its output file
+(the lines that succeeded) and error file (the lines that failed or expired) downloaded by file id.
+
+OpenAI: lines' and batch's endpoint ``/v1/chat/completions``; at most 50,000 requests and 200 MB a file.
+Azure OpenAI (``openai.AzureOpenAI``: ``{endpoint}/openai/files`` and ``/openai/batches`` with
+``?api-version=``, 2024-10-21 or later): endpoint ``/chat/completions``, the body's ``model`` is the global
+batch deployment's name; at most 100,000 requests and 200 MB a file. A file also holds one model only.
+evalkit packs below those limits (``pack``), leaving a margin on the bytes for the multipart framing.
+
+May import: ``evalkit.judges.models``, ``evalkit.documents``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from evalkit.documents.redaction import redact_url
+
+#: Final states of a batch; the others are validating, in_progress, finalizing, cancelling.
+FINAL = ("completed", "failed", "expired", "cancelled")
+MAX_BYTES = 190 * 1024 * 1024  # 200 MB, less a margin
+
+
+def limits(config: dict) -> tuple[int, int]:
+    """(requests, bytes) one input file may hold at the judge's service."""
+    return (100_000 if "azure_endpoint" in config else 50_000), MAX_BYTES
+
+
+def endpoint_of(config: dict) -> str:
+    """Where the judge's batches live (credentials in a URL removed): what a kept batch id belongs to."""
+    if "azure_endpoint" in config:
+        return (
+            redact_url(str(config["azure_endpoint"]).rstrip("/")) + "#" + str(config.get("azure_deployment"))
+        )
+    return redact_url(str(config.get("base_url", "")).rstrip("/"))
+
+
+def encode_line(custom_id: str, body: dict, url: str) -> bytes:
+    line = {"custom_id": custom_id, "method": "POST", "url": url, "body": body}
+    return (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode(
+        "utf-8", "surrogatepass"
+    )
+
+
+def pack(lines: Iterable[tuple[str, bytes]], max_lines: int, max_bytes: int) -> list[list[tuple[str, bytes]]]:
+    """``(model, encoded line)`` pairs in files of one model, at most ``max_lines`` lines and ``max_bytes``."""
+    files: list[list[tuple[str, bytes]]] = []
+    open_file: dict[str, tuple[list, list[int]]] = {}
+    for model, data in lines:
+        current, size = open_file.get(model, (None, [0]))
+        if current is None or len(current) >= max_lines or size[0] + len(data) > max_bytes:
+            current, size = [], [0]
+            files.append(current)
+            open_file[model] = (current, size)
+        current.append((model, data))
+        size[0] += len(data)
+    return files
+
+
+class BatchAPI:
+    """Upload, create, retrieve and download batches on the judge's service."""
+
+    def __init__(self, config: dict, timeout: float = 120.0):
+        from evalkit.judges.models import judge_client
+
+        client, _ = judge_client(config, timeout=timeout)
+        self.client = client.with_options(max_retries=3)  # transient errors of the bookkeeping calls
+        self.azure = "azure_endpoint" in config
+        self.url = "/chat/completions" if self.azure else "/v1/chat/completions"
+        self.max_lines, self.max_bytes = limits(config)
+        self.endpoint = endpoint_of(config)
+
+    def submit(self, data: bytes) -> str:
+        """Upload one JSONL file and create its batch; the batch id."""
+        uploaded = self.client.files.create(file=("evalkit-judge-batch.jsonl", data), purpose="batch")
+        batch = self.client.batches.create(
+            input_file_id=uploaded.id,
+            endpoint=self.url,
+            completion_window="24h",
+            metadata={"made_by": "evalkit"},
+        )
+        return batch.id
+
+    def retrieve(self, batch_id: str):
+        """The batch object, or None when the service does not know the id (a 404)."""
+        import openai
+
+        try:
+            return self.client.batches.retrieve(batch_id)
+        except openai.NotFoundError:
+            return None
+
+    def results(self, batch) -> tuple[dict[str, dict], dict[str, str]]:
+        """``({custom_id: response body}, {custom_id: why it failed})`` of a batch in a final state."""
+        answers: dict[str, dict] = {}
+        failures: dict[str, str] = {}
+        for file_id in (batch.output_file_id, batch.error_file_id):
+            if not file_id:
+                continue
+            for text in self.client.files.content(file_id).text.splitlines():
+                if text.strip():
+                    _read_line(json.loads(text), answers, failures)
+        if batch.status != "completed" and not answers and not failures:
+            why = _batch_errors(batch) or f"the batch ended {batch.status}"
+            failures["*"] = why
+        return answers, failures
+
+
+def _read_line(line: dict, answers: dict, failures: dict) -> None:
+    custom_id = line.get("custom_id")
+    response = line.get("response") or {}
+    error = line.get("error")
+    status = response.get("status_code")
+    if not error and status == 200 and isinstance(response.get("body"), dict):
+        answers[custom_id] = response["body"]
+        return
+    if error:
+        failures[custom_id] = f"{error.get('code') or 'error'}: {error.get('message') or ''}".strip()
+        return
+    body = response.get("body") or {}
+    inner = body.get("error") if isinstance(body, dict) else None
+    message = inner.get("message") if isinstance(inner, dict) else str(body)[:200]
+    failures[custom_id] = f"HTTP {status}: {message}"
+
+
+def _batch_errors(batch) -> str:
+    errors = getattr(batch, "errors", None)
+    data = getattr(errors, "data", None) or []
+    return "; ".join(f"{e.code}: {e.message}" for e in data[:3])

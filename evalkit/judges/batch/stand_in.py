@@ -1,0 +1,159 @@
+"""What stands in for the model while a run judges in batches: it records requests, then answers them.
+
+``metering`` hands every chat-completions request of a judge call to the pool's ``Usage.stand_in`` when one
+is set (``StandIn``). A request is known by its line key: the sha256 of the evaluator identity, the request
+body (canonical JSON) and the occurrence of that body in this pass (the same body asked twice in one pass,
+as ``--samples`` does, is two lines, judged independently as the direct path judges them).
+
+- A line the batches answered: the reply is the ``ChatCompletion`` of the batch's response body, so the
+  library that asked (openai, promptflow, azure-ai-evaluation) parses its own reply as it would a live one.
+  It counts as one request for the evaluator, and ``metering`` adds its tokens.
+- A line whose batch line failed twice: ``BatchLineFailed`` (a ``JudgeFailure``) naming the batch and line.
+- Any other line is recorded (``pending``); the driver sends the recorded lines in a batch and runs the pass
+  again. The call goes on with a placeholder reply (``PLACEHOLDER``), so that a judge that asks the same
+  thing several times in a row (a custom judge sampling its prompty, ``consistency_check``) has all its
+  samples recorded in one pass, not one per batch round. Once a call has had a placeholder, only a repeat of
+  a body it already asked is recorded; any other request (one that may depend on the placeholder) stops the
+  call with ``Deferred`` and is recorded in a later pass, from the real answer. A pass that recorded
+  anything is thrown away, placeholders and all.
+- A streamed request cannot be batched: it is sent directly (and counted as such).
+
+May import: ``evalkit.judges.cache``, ``evalkit.judges.failures``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+
+from evalkit.judges.cache import canonical_json
+from evalkit.judges.failures import JudgeFailure
+
+#: The content of the reply that lets a call go on in a recording pass (its result is never kept).
+PLACEHOLDER = '{"score": 1, "reason": "waiting for the batch"}'
+#: Keyword arguments of ``create`` that are the client's, not the request body's.
+CLIENT_ONLY = ("extra_headers", "extra_query", "timeout")
+
+
+class Deferred(JudgeFailure):
+    """A judge request recorded for the next batch; the call that made it is run again afterwards."""
+
+    def __init__(self):
+        super().__init__("the judge request is waiting for its batch", "judgeDeferred")
+
+
+class BatchLineFailed(JudgeFailure):
+    """A batch line that failed in its batch and again in the retry batch."""
+
+
+@dataclass
+class Line:
+    """One request of a batch: its key (the JSONL ``custom_id``), evaluator and body."""
+
+    key: str
+    evaluator: str
+    body: dict
+
+
+def request_body(kwargs: dict) -> dict | None:
+    """The JSON body ``create(**kwargs)`` sends, or None when it cannot be batched (a stream)."""
+    import openai
+
+    body = {}
+    for name, value in kwargs.items():
+        if name in CLIENT_ONLY or isinstance(value, (openai.NotGiven, openai.Omit)):
+            continue
+        if name == "extra_body":
+            body.update(value or {})
+            continue
+        body[name] = value
+    if body.get("stream"):
+        return None
+    body.pop("stream", None)
+    return body
+
+
+def line_key(evaluator: str, body: dict, occurrence: int) -> str:
+    payload = canonical_json({"evaluator": evaluator, "body": body, "n": occurrence})
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class StandIn:
+    """Answers judge requests from batch results, and records the ones it cannot answer yet."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.answers: dict[str, dict] = {}  # line key -> response body (a chat completion)
+        self.failures: dict[str, str] = {}  # line key -> the final error message
+        self.pending: dict[str, Line] = {}
+        self._seen: dict[tuple[str, str], int] = {}
+        self._call = threading.local()  # per judge call (the pool runs each attempt in a thread of its own)
+
+    def new_pass(self) -> None:
+        """Forget this pass's occurrence counts and recorded lines."""
+        with self._lock:
+            self._seen.clear()
+            self.pending.clear()
+
+    def _line(self, evaluator: str, body: dict) -> tuple[Line, str]:
+        text = canonical_json(body)
+        with self._lock:
+            occurrence = self._seen.get((evaluator, text), 0)
+            self._seen[(evaluator, text)] = occurrence + 1
+        return Line(line_key(evaluator, body, occurrence), evaluator, body), text
+
+    def _defer(self, line: Line, text: str):
+        """Record ``line`` and answer with the placeholder, or stop the call (see the module docstring)."""
+        asked = getattr(self._call, "deferred", None)
+        if asked is None:
+            asked = self._call.deferred = set()
+        elif text not in asked:
+            raise Deferred()
+        asked.add(text)
+        with self._lock:
+            self.pending[line.key] = line
+        return _completion(
+            {
+                "id": "evalkit-placeholder",
+                "object": "chat.completion",
+                "created": 0,
+                "model": str(line.body.get("model") or ""),
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": PLACEHOLDER},
+                    }
+                ],
+            }
+        )
+
+    def create(self, usage, evaluator: str, kwargs: dict, send):
+        """The reply to ``create(**kwargs)`` for ``evaluator``: from the batches, or sent (``send()``)."""
+        body = request_body(kwargs)
+        if body is None:
+            usage.request(evaluator)
+            return send()
+        line, text = self._line(evaluator, body)
+        if line.key in self.failures:
+            usage.request(evaluator)
+            raise BatchLineFailed(self.failures[line.key], "evaluatorError")
+        answer = self.answers.get(line.key)
+        if answer is None:
+            return self._defer(line, text)
+        usage.request(evaluator)
+        return _completion(answer)
+
+    async def acreate(self, usage, evaluator: str, kwargs: dict, send):
+        body = request_body(kwargs)
+        if body is None:
+            usage.request(evaluator)
+            return await send()
+        return self.create(usage, evaluator, kwargs, None)
+
+
+def _completion(body: dict):
+    from openai.types.chat import ChatCompletion
+
+    return ChatCompletion.model_validate(body)

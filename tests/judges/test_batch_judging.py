@@ -1,0 +1,101 @@
+"""Batch judging (issue 17 item 3): every judge call of a run through the Batch API of ``ModelServer``.
+
+Through the real code: azure-ai-evaluation's prompts for the built-ins, promptflow for custom ``.prompty``
+judges (evalkit's shipped ``professional_tone`` and ``consistency_check``, which samples its prompty five
+times a row, and promptflow's own ``eval-apology`` example as shipped, see ``test_judge_usage``), against the
+model server's ``/v1/files`` and ``/v1/batches``; nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import evalkit
+from evalkit.judges.cache import JudgeCache
+from tests.judges.test_judge_usage import answers, config, document, install
+
+pytest_plugins = ["evalkit.testing.pytest_plugin"]
+
+REPO = Path(__file__).resolve().parents[2]
+RESULT = ("score", "result", "reason", "error", "error_code")
+
+
+def results(scored):
+    columns = [
+        c for c in scored.columns if c.rsplit("_", 1)[-1] in ("score", "result", "reason", "error", "code")
+    ]
+    return (
+        scored[columns + ["status"]]
+        .astype(object)
+        .where(scored[columns + ["status"]].notna(), None)
+        .to_dict("records")
+    )
+
+
+def chat_requests(server) -> list[dict]:
+    return [r for r in server.requests if r["api"] is not None]
+
+
+def paths(server) -> list[str]:
+    """``POST /v1/files``, ``GET /v1/batches/{id}`` ...: what the server received, ids left out."""
+    import re
+
+    ids = re.compile(r"(file|batch)[-_]evalkit\d+")
+    return [r["method"] + " " + ids.sub("{id}", r["path"]) for r in server.requests]
+
+
+def test_batch_results_equal_the_direct_run_and_fill_the_cache(project, model_server, tmp_path):
+    install(project)
+    model_server.script = answers
+    doc = evalkit.load(document())
+    direct = evalkit.evaluate(doc, model_config=config(model_server), cache=False, progress=False)
+    direct_judge = direct.attrs["evalkit"]["judge"]
+    model_server.reset()
+
+    cache = JudgeCache(tmp_path / "cache" / "judge-cache.sqlite3")
+    batched = evalkit.evaluate(
+        doc, model_config=config(model_server), cache=cache, progress=False, batch=True
+    )
+    assert results(batched) == results(direct)
+    assert not chat_requests(model_server), "a batch run sends no chat-completions request"
+    judge = batched.attrs["evalkit"]["judge"]
+    lines = model_server.batches.lines
+    # 4 rows: Relevance 4, professional_tone 4, consistency_check 4 x 5 samples, apology 4: one line each
+    assert judge["calls"] == len(lines) == direct_judge["calls"] == 32
+    assert (judge["prompt_tokens"], judge["completion_tokens"]) == (
+        direct_judge["prompt_tokens"],
+        direct_judge["completion_tokens"],
+    )
+    assert judge["tokens"] == direct_judge["tokens"]
+    assert judge["batch"]["lines"] == 32 and len(judge["batch"]["batches"]) == 1
+    assert judge["batch"]["retried"] == judge["batch"]["failed"] == 0
+    # what the server received: one upload, one batch, polls, the output file; the lines are the direct bodies
+    seen = paths(model_server)
+    assert seen[:2] == ["POST /v1/files", "POST /v1/batches"] and seen[-1] == "GET /v1/files/{id}/content"
+    assert set(seen[2:-1]) == {"GET /v1/batches/{id}"}
+    sent = sorted(json.dumps(line["body"], sort_keys=True) for line in lines)
+    direct_bodies = sorted(
+        json.dumps(r["body"], sort_keys=True) for r in direct_server_bodies(doc, project, tmp_path)
+    )
+    assert sent == direct_bodies
+
+    # the judge cache holds every judgment: a re-run is free, and makes no request at all
+    assert cache.info()["entries"] == 4 + 4 + 4 + 4
+    model_server.reset()
+    again = evalkit.evaluate(doc, model_config=config(model_server), cache=cache, progress=False, batch=True)
+    assert results(again) == results(direct)
+    assert model_server.request_count == 0
+    assert again.attrs["evalkit"]["judge"]["cache_hits"] == 16
+    assert not list((tmp_path / "cache" / "batches").glob("*.json")), (
+        "the kept batch ids are dropped when done"
+    )
+
+
+def direct_server_bodies(doc, project, tmp_path) -> list[dict]:
+    """The bodies a direct run sends, from a fresh server."""
+    from evalkit.testing import ModelServer
+
+    with ModelServer(script=answers) as server:
+        evalkit.evaluate(doc, model_config=config(server), cache=False, progress=False)
+        return [r for r in server.requests]
