@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from evalkit.cli import ci_outputs
+from evalkit.cli.batch_options import add_batch_option, batch_line, check_batch
 from evalkit.cli.judge_cost import add_price_option, judge_line
 from evalkit.cli.paths import output_folder
 from evalkit.cli.run_evaluators import CUSTOM_DIR_HELP, add_evaluator_option, extra_evaluators
@@ -97,6 +98,7 @@ def register(subparsers) -> None:
     ci_outputs.add_options(parser)
     add_price_option(parser)
     add_sample_options(parser)
+    add_batch_option(parser)
     parser.set_defaults(func=main)
 
 
@@ -139,6 +141,7 @@ def main(args) -> int:
 
 
 def _run(args) -> int:
+    check_batch(args)
     if args.engine == "spark":
         from evalkit.cli.run_spark import run_spark
 
@@ -178,6 +181,7 @@ def _run(args) -> int:
         price=args.price,
         samples=args.samples,
         pass_rule=args.pass_rule,
+        batch=args.batch,
     )
     out = Path(args.out) if args.out else Path("results") / path.stem
     spans: list[int] = []
@@ -201,6 +205,8 @@ def _run(args) -> int:
     judge = scored.attrs["evalkit"].get("judge")
     if judge:
         print(judge_line(judge))
+        if batch_line(judge):
+            print(batch_line(judge))
     if flaky_line(scored):
         print(flaky_line(scored))
     print(f"Results: {shown(paths['json'])}")

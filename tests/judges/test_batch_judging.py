@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import evalkit
 from evalkit.judges.cache import JudgeCache
 from tests.judges.test_judge_usage import answers, config, document, install
@@ -18,19 +20,15 @@ from tests.judges.test_judge_usage import answers, config, document, install
 pytest_plugins = ["evalkit.testing.pytest_plugin"]
 
 REPO = Path(__file__).resolve().parents[2]
-RESULT = ("score", "result", "reason", "error", "error_code")
+RESULT = ("result", "reason", "error", "code")
 
 
-def results(scored):
-    columns = [
-        c for c in scored.columns if c.rsplit("_", 1)[-1] in ("score", "result", "reason", "error", "code")
-    ]
-    return (
-        scored[columns + ["status"]]
-        .astype(object)
-        .where(scored[columns + ["status"]].notna(), None)
-        .to_dict("records")
-    )
+def results(scored) -> list[dict]:
+    """Every evaluator's score, result, reason, error and code, and the status, per row."""
+    keys = [spec["key"] for spec in scored.attrs["evalkit"]["scored"]]
+    columns = [c for key in keys for c in (key, *(f"{key}_{part}" for part in RESULT)) if c in scored.columns]
+    frame = scored[columns + ["status"]].astype(object)
+    return frame.where(frame.notna(), None).to_dict("records")
 
 
 def chat_requests(server) -> list[dict]:
@@ -45,6 +43,7 @@ def paths(server) -> list[str]:
     return [r["method"] + " " + ids.sub("{id}", r["path"]) for r in server.requests]
 
 
+@pytest.mark.slow  # promptflow's judges, run directly and in a batch: about 12 s
 def test_batch_results_equal_the_direct_run_and_fill_the_cache(project, model_server, tmp_path):
     install(project)
     model_server.script = answers
@@ -99,3 +98,73 @@ def direct_server_bodies(doc, project, tmp_path) -> list[dict]:
     with ModelServer(script=answers) as server:
         evalkit.evaluate(doc, model_config=config(server), cache=False, progress=False)
         return [r for r in server.requests]
+
+
+def small_document() -> dict:
+    return {
+        "schemaVersion": "1.11.0",
+        "default_evaluators": {"Relevance": {}},
+        "items": [
+            {"prompt": "What is the capital of France?", "response": "Paris is the capital of France."},
+            {"prompt": "How many days in a leap year?", "response": "A leap year has 366 days."},
+            {"prompt": "Who wrote Hamlet?", "response": "William Shakespeare wrote Hamlet."},
+        ],
+    }
+
+
+def test_a_failed_or_expired_line_is_retried_once_in_a_new_batch(model_server, tmp_path):
+    doc = evalkit.load(small_document())
+    direct = evalkit.evaluate(doc, model_config=config(model_server), cache=False, progress=False)
+    model_server.reset()
+    model_server.batches.fail_lines(1, status=500)
+    model_server.batches.expire_lines(1)
+    cache = JudgeCache(tmp_path / "judge-cache.sqlite3")
+    batched = evalkit.evaluate(
+        doc, model_config=config(model_server), cache=cache, progress=False, batch=True
+    )
+    assert results(batched) == results(direct)
+    report = batched.attrs["evalkit"]["judge"]["batch"]
+    assert len(report["batches"]) == 2 and report["retried"] == 2 and report["failed"] == 0
+    first, second = report["batches"]
+    lines = model_server.batches.lines
+    assert [line["batch"] for line in lines] == [
+        first,
+        first,
+        second,
+        second,
+    ]  # the expired line is not answered
+    assert [line["status"] for line in lines] == [500, 200, 200, 200]
+    # the retried lines are the ones that failed, sent again with the same custom id and body
+    retried = {line["custom_id"] for line in lines if line["batch"] == second}
+    assert len(retried) == 2 and retried < {line["custom_id"] for line in lines} | retried
+    # calls: 3 lines answered, and the two tries that failed
+    assert batched.attrs["evalkit"]["judge"]["calls"] == 5
+    assert cache.info()["entries"] == 3
+
+
+def test_a_line_that_fails_twice_is_an_error_naming_the_batch_and_the_line(model_server, tmp_path):
+    doc = evalkit.load(small_document())
+    model_server.batches.fail_lines(
+        4, status=500
+    )  # the 3 lines of the first batch, and the first retried one
+    batched = evalkit.evaluate(
+        doc,
+        model_config=config(model_server),
+        cache=JudgeCache(tmp_path / "c.sqlite3"),
+        progress=False,
+        batch=True,
+    )
+    report = batched.attrs["evalkit"]["judge"]["batch"]
+    assert report["retried"] == 3 and report["failed"] == 1
+    errors = batched["relevance_error"].dropna().tolist()
+    assert len(errors) == 1 and batched["relevance"].notna().sum() == 2
+    failed = model_server.batches.lines[3]
+    assert failed["status"] == 500
+    message = errors[0]
+    assert f"batch {report['batches'][1]}, line {failed['custom_id']}" in message
+    assert (
+        f"first try: HTTP 500: The server had an error processing this batch line. (batch {report['batches'][0]}"
+        in message
+    )
+    assert batched["relevance_code"].dropna().tolist() == ["evaluatorError"]
+    assert message.startswith("the judge's batch line failed twice: HTTP 500: ")
