@@ -9,6 +9,10 @@ model server's ``/v1/files`` and ``/v1/batches``; nothing is mocked.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -168,3 +172,58 @@ def test_a_line_that_fails_twice_is_an_error_naming_the_batch_and_the_line(model
     )
     assert batched["relevance_code"].dropna().tolist() == ["evaluatorError"]
     assert message.startswith("the judge's batch line failed twice: HTTP 500: ")
+
+
+@pytest.mark.slow  # a real evalkit process, started and killed: about 5 s
+def test_a_run_killed_while_waiting_resumes_polling_instead_of_paying_again(model_server, tmp_path):
+    doc_path = tmp_path / "doc.json"
+    doc_path.write_text(json.dumps(small_document()))
+    cache_folder = tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AZURE_", "OPENAI_"))}
+    env.update(
+        PYTHONPATH=str(REPO),
+        EVALKIT_CACHE_DIR=str(cache_folder),
+        OPENAI_BASE_URL=model_server.openai_base_url,
+        OPENAI_API_KEY="k",
+        OPENAI_MODEL="judge",
+    )
+    model_server.batches.delay = 600  # the batch will not be done while the first process waits
+    command = [
+        sys.executable,
+        "-m",
+        "evalkit",
+        "run",
+        str(doc_path),
+        "--batch",
+        "--out",
+        str(tmp_path / "out"),
+    ]
+    first = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while not list((cache_folder / "batches").glob("*.json")):
+            assert first.poll() is None, first.stdout.read().decode()
+            assert time.monotonic() < deadline, "the run never kept its batch id"
+            time.sleep(0.1)
+        time.sleep(0.5)  # it is polling now
+    finally:
+        first.kill()
+        first.wait()
+    assert first.returncode == -9
+    (kept,) = list(model_server.batches.batches)
+    polls = [r for r in model_server.requests if r["path"] == f"/v1/batches/{kept}"]
+    assert polls, "the killed run was polling its batch"
+    model_server.batches.batches[kept]["delay"] = 0  # the batch completes meanwhile
+
+    second = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert second.returncode in (0, 1), second.stdout + second.stderr
+    assert f"Batch: 1 batch ({kept}), 1 batch resumed, 0 lines sent" in second.stdout, second.stdout
+    created = [r for r in model_server.requests if r["method"] == "POST"]
+    assert [r["path"] for r in created] == ["/v1/files", "/v1/batches"], "the resumed run paid nothing again"
+    assert len(model_server.batches.lines) == 3
+    run = json.loads((tmp_path / "out" / "results.json").read_text())
+    judge = run["metadata"]["extensions"]["dev.evalkit.judge"]
+    assert judge["calls"] == 3 and judge["batch"]["resumed"] == [kept]
+    assert not list((cache_folder / "batches").glob("*.json"))
+    cache = JudgeCache(cache_folder / "judge-cache.sqlite3")
+    assert cache.info()["entries"] == 3
