@@ -227,3 +227,54 @@ def test_a_run_killed_while_waiting_resumes_polling_instead_of_paying_again(mode
     assert not list((cache_folder / "batches").glob("*.json"))
     cache = JudgeCache(cache_folder / "judge-cache.sqlite3")
     assert cache.info()["entries"] == 3
+
+
+def azure_config(server) -> dict:
+    return {
+        "azure_endpoint": server.azure_endpoint,
+        "azure_deployment": "judge-batch",
+        "api_key": "k",
+        "api_version": "2024-10-21",
+    }
+
+
+@pytest.mark.slow  # azure-ai-evaluation's ToolCallAccuracy, directly and in a batch: about 9 s
+def test_azure_global_batch_and_azure_ai_evaluations_own_tool_call_judge(model_server, tmp_path):
+    """Azure OpenAI's paths (``/openai/files``, ``/openai/batches``, ``?api-version=``, lines to
+    ``/chat/completions`` for the deployment), and ToolCallAccuracy, which azure-ai-evaluation's own async
+    prompty sends: the hook answers the async client the same way."""
+    from opentelemetry import trace
+
+    def agent(prompt, history):
+        with trace.get_tracer("test").start_as_current_span("execute_tool fetch_weather") as span:
+            span.set_attribute("gen_ai.tool.name", "fetch_weather")
+            span.set_attribute("gen_ai.tool.call.arguments", json.dumps({"location": "Seattle"}))
+            span.set_attribute("gen_ai.tool.description", "Weather for a city")
+        return "Rainy, 12 degrees."
+
+    doc = evalkit.load(
+        {
+            "schemaVersion": "1.11.0",
+            "default_evaluators": {"ToolCallAccuracy": {}, "Relevance": {}},
+            "items": [{"prompt": "How is the weather in Seattle?"}, {"prompt": "And in Paris?"}],
+        }
+    )
+    direct = evalkit.evaluate(
+        doc, agent=agent, model_config=azure_config(model_server), cache=False, progress=False
+    )
+    model_server.reset()
+    batched = evalkit.evaluate(
+        doc, agent=agent, model_config=azure_config(model_server), cache=False, progress=False, batch=True
+    )
+    assert results(batched) == results(direct)
+    assert batched["toolCallAccuracy"].notna().all() and batched["relevance"].notna().all()
+    posts = [
+        (r["path"], r["query"].get("api-version")) for r in model_server.requests if r["method"] == "POST"
+    ]
+    assert posts == [("/openai/files", "2024-10-21"), ("/openai/batches", "2024-10-21")]
+    (batch,) = model_server.batches.batches.values()
+    assert batch["endpoint"] == "/chat/completions"
+    lines = model_server.batches.lines
+    assert len(lines) == 4 and {line["body"]["model"] for line in lines} == {"judge-batch"}
+    assert sum("fetch_weather" in json.dumps(line["body"]) for line in lines) == 2
+    assert batched.attrs["evalkit"]["judge"]["calls"] == 4

@@ -104,23 +104,33 @@ class BatchAPI:
                 continue
             for text in self.client.files.content(file_id).text.splitlines():
                 if text.strip():
-                    _read_line(json.loads(text), answers, failures)
+                    read_output_line(json.loads(text), answers, failures)
         if batch.status != "completed" and not answers and not failures:
             why = _batch_errors(batch) or f"the batch ended {batch.status}"
             failures["*"] = why
         return answers, failures
 
 
-def _read_line(line: dict, answers: dict, failures: dict) -> None:
+def read_output_line(line: dict, answers: dict, failures: dict) -> None:
+    """File one line of an output or error file: its response body in ``answers``, or why it failed in
+    ``failures`` (by ``custom_id``).
+
+    A line succeeded when it has no ``error`` and its ``response`` has ``status_code`` 200 and a body. A failed
+    one has an ``error`` (OpenAI: ``{"code", "message"}``, e.g. ``batch_expired``; vLLM's ``run_batch``: a
+    string) or a response with another status, whose body holds the API's error object.
+    """
     custom_id = line.get("custom_id")
-    response = line.get("response") or {}
+    response = line.get("response") if isinstance(line.get("response"), dict) else {}
     error = line.get("error")
     status = response.get("status_code")
     if not error and status == 200 and isinstance(response.get("body"), dict):
         answers[custom_id] = response["body"]
         return
-    if error:
+    if isinstance(error, dict):
         failures[custom_id] = f"{error.get('code') or 'error'}: {error.get('message') or ''}".strip()
+        return
+    if error:
+        failures[custom_id] = f"HTTP {status}: {error}" if status else str(error)
         return
     body = response.get("body") or {}
     inner = body.get("error") if isinstance(body, dict) else None
