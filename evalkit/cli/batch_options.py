@@ -35,9 +35,10 @@ def batch_line(judge: dict) -> str | None:
     if not report:
         return None
     ids = report["batches"] + [b for b in report["resumed"] if b not in report["batches"]]
+    if not ids:
+        return "Batch: no batch needed (every judgment was in the judge cache)"
     batches = count(len(ids), "batch", "batches")
-    if ids:
-        batches += " (" + ", ".join(ids[:3]) + (f", ... {len(ids) - 3} more" if len(ids) > 3 else "") + ")"
+    batches += " (" + ", ".join(ids[:3]) + (f", ... {len(ids) - 3} more" if len(ids) > 3 else "") + ")"
     if report["resumed"]:
         batches += ", " + count(len(report["resumed"]), "batch", "batches") + " resumed"
     return (
