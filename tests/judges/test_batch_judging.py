@@ -278,3 +278,32 @@ def test_azure_global_batch_and_azure_ai_evaluations_own_tool_call_judge(model_s
     assert len(lines) == 4 and {line["body"]["model"] for line in lines} == {"judge-batch"}
     assert sum("fetch_weather" in json.dumps(line["body"]) for line in lines) == 2
     assert batched.attrs["evalkit"]["judge"]["calls"] == 4
+
+
+def test_a_service_without_a_batch_api_is_a_clear_error(model_server):
+    doc = evalkit.load(small_document())
+    elsewhere = {"base_url": model_server.openai_base_url + "/nothing-here", "model": "judge", "api_key": "k"}
+    with pytest.raises(evalkit.EnvironmentConfigError) as refused:
+        evalkit.evaluate(doc, model_config=elsewhere, cache=False, progress=False, batch=True)
+    message = str(refused.value)
+    assert message.startswith("cannot upload the judge requests (POST files) at http://127.0.0.1:")
+    assert "HTTP 404" in message and "has no Batch API" in message and "run without --batch" in message
+
+
+def test_samples_are_independent_lines_and_big_runs_are_packed_in_several_files(model_server, monkeypatch):
+    from evalkit.judges.batch import api
+
+    monkeypatch.setattr(api, "limits", lambda config: (4, api.MAX_BYTES))  # 4 requests a file
+    doc = evalkit.load(small_document())
+    direct = evalkit.evaluate(doc, model_config=config(model_server), cache=False, progress=False, samples=3)
+    model_server.reset()
+    batched = evalkit.evaluate(
+        doc, model_config=config(model_server), cache=False, progress=False, samples=3, batch=True
+    )
+    assert results(batched) == results(direct)
+    report = batched.attrs["evalkit"]["judge"]["batch"]
+    assert report["lines"] == 9 and len(report["batches"]) == 3  # 3 rows x 3 samples, 4 + 4 + 1
+    assert [len(b["requests"]) for b in model_server.batches.batches.values()] == [4, 4, 1]
+    bodies = [json.dumps(line["body"], sort_keys=True) for line in model_server.batches.lines]
+    assert len(set(bodies)) == 3, "each row's three samples are three lines with the same body"
+    assert len({line["custom_id"] for line in model_server.batches.lines}) == 9

@@ -11,15 +11,17 @@ Azure OpenAI (``openai.AzureOpenAI``: ``{endpoint}/openai/files`` and ``/openai/
 batch deployment's name; at most 100,000 requests and 200 MB a file. A file also holds one model only.
 evalkit packs below those limits (``pack``), leaving a margin on the bytes for the multipart framing.
 
-May import: ``evalkit.judges.models``, ``evalkit.documents``.
+May import: ``evalkit.judges.models``, ``evalkit.documents``, ``evalkit.errors``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable
 
-from evalkit.documents.redaction import redact_url
+from evalkit.documents.redaction import redact, redact_url
+from evalkit.errors import EnvironmentConfigError
 
 #: Final states of a batch; the others are validating, in_progress, finalizing, cancelling.
 FINAL = ("completed", "failed", "expired", "cancelled")
@@ -77,13 +79,15 @@ class BatchAPI:
 
     def submit(self, data: bytes) -> str:
         """Upload one JSONL file and create its batch; the batch id."""
-        uploaded = self.client.files.create(file=("evalkit-judge-batch.jsonl", data), purpose="batch")
-        batch = self.client.batches.create(
-            input_file_id=uploaded.id,
-            endpoint=self.url,
-            completion_window="24h",
-            metadata={"made_by": "evalkit"},
-        )
+        with self._refused("upload the judge requests (POST files)"):
+            uploaded = self.client.files.create(file=("evalkit-judge-batch.jsonl", data), purpose="batch")
+        with self._refused("create the batch (POST batches)"):
+            batch = self.client.batches.create(
+                input_file_id=uploaded.id,
+                endpoint=self.url,
+                completion_window="24h",
+                metadata={"made_by": "evalkit"},
+            )
         return batch.id
 
     def retrieve(self, batch_id: str):
@@ -91,9 +95,38 @@ class BatchAPI:
         import openai
 
         try:
-            return self.client.batches.retrieve(batch_id)
+            with self._refused(f"poll batch {batch_id}", missing_ok=True):
+                return self.client.batches.retrieve(batch_id)
         except openai.NotFoundError:
             return None
+
+    @contextlib.contextmanager
+    def _refused(self, what: str, missing_ok: bool = False):
+        """The service's refusals as errors that say what to do, not tracebacks."""
+        import openai
+
+        try:
+            yield
+        except openai.APIStatusError as exc:
+            status = exc.response.status_code
+            if missing_ok and status == 404:
+                raise
+            detail = redact(f"HTTP {status}: {getattr(exc, 'message', exc)}")
+            if status in (404, 405):
+                fix = (
+                    "it has no Batch API (OpenAI and Azure OpenAI global batch deployments have one): run "
+                    "without --batch / batch=True to judge directly"
+                )
+            elif status in (401, 403):
+                fix = "check the judge's key or sign-in, and that it may use the Batch API"
+            else:
+                fix = "try again later; batches already sent are kept and a new run resumes them"
+            raise EnvironmentConfigError(f"cannot {what} at {self.endpoint} ({detail}): {fix}") from None
+        except openai.APIConnectionError as exc:
+            raise EnvironmentConfigError(
+                f"cannot {what}: the judge service at {self.endpoint} cannot be reached ({exc}); batches "
+                "already sent are kept and a new run resumes them"
+            ) from None
 
     def results(self, batch) -> tuple[dict[str, dict], dict[str, str]]:
         """``({custom_id: response body}, {custom_id: why it failed})`` of a batch in a final state."""
@@ -102,7 +135,9 @@ class BatchAPI:
         for file_id in (batch.output_file_id, batch.error_file_id):
             if not file_id:
                 continue
-            for text in self.client.files.content(file_id).text.splitlines():
+            with self._refused(f"download the results of batch {batch.id} (GET files/{file_id}/content)"):
+                content = self.client.files.content(file_id).text
+            for text in content.splitlines():
                 if text.strip():
                     read_output_line(json.loads(text), answers, failures)
         if batch.status != "completed" and not answers and not failures:
