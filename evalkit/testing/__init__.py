@@ -5,7 +5,7 @@
 pytest: ``pytest_plugins = ["evalkit.testing.pytest_plugin"]`` gives the ``model_server`` fixture.
 
 Modules: ``server`` (``ModelServer``: lifecycle, routes, script, records), ``protocol`` (request records and
-the OpenAI / Azure response shapes), ``http_server`` (the HTTP/1.1 plumbing), ``faults`` (fault injection),
+the OpenAI / Azure response shapes), ``http_server`` (the HTTP/1.1 plumbing), ``faults`` (fault injection), ``batches`` (the Batch API: ``/v1/files``, ``/v1/batches``),
 ``answers`` (``Reply`` and the heuristic judge), ``pytest_plugin`` (the fixture), ``__main__``
 (``python -m evalkit.testing``: the server as an offline judge until Ctrl-C, printing the variables to export).
 

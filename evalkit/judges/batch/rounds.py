@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -103,7 +104,15 @@ class _Run:
         for entry in self._submit(fresh):
             waiting[entry["batch"]] = entry
         started = time.monotonic()
-        finals = wait_for(self.api, list(waiting), progress=self.progress)
+        try:
+            finals = wait_for(self.api, list(waiting), progress=self.progress)
+        except KeyboardInterrupt:
+            print(
+                f"Stopped waiting for {', '.join(waiting)}: the batch ids are kept in {self.journal.folder}; "
+                "run the same command again to pick the batches up without paying again.",
+                file=sys.stderr,
+            )
+            raise
         self.report["waited_s"] += time.monotonic() - started
         for batch_id, batch in finals.items():
             self._read(waiting[batch_id], batch)
