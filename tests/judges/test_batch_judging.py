@@ -307,3 +307,25 @@ def test_samples_are_independent_lines_and_big_runs_are_packed_in_several_files(
     bodies = [json.dumps(line["body"], sort_keys=True) for line in model_server.batches.lines]
     assert len(set(bodies)) == 3, "each row's three samples are three lines with the same body"
     assert len({line["custom_id"] for line in model_server.batches.lines}) == 9
+
+
+def test_a_partly_cached_run_sends_only_the_missing_judgments(model_server, tmp_path):
+    cache = JudgeCache(tmp_path / "judge-cache.sqlite3")
+    first_two = small_document()
+    first_two["items"] = first_two["items"][:2]
+    evalkit.evaluate(evalkit.load(first_two), model_config=config(model_server), cache=cache, progress=False)
+    model_server.reset()
+    batched = evalkit.evaluate(
+        evalkit.load(small_document()),
+        model_config=config(model_server),
+        cache=cache,
+        progress=False,
+        batch=True,
+    )
+    judge = batched.attrs["evalkit"]["judge"]
+    assert judge["cache_hits"] == 2 and judge["calls"] == 1 and judge["batch"]["lines"] == 1
+    assert [
+        line["body"]["messages"][-1]["content"].count("Hamlet") > 0 for line in model_server.batches.lines
+    ] == [True]
+    assert cache.info()["hits"] == 2, "each cached judgment is read once, not once per pass"
+    assert cache.info()["entries"] == 3

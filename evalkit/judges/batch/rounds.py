@@ -43,17 +43,26 @@ FOLDER = "batches"
 
 
 class HeldCache:
-    """The judge cache during a pass: reads go through, writes wait for ``flush`` (the last pass's)."""
+    """The judge cache during the passes: each key is read once (later passes see the same answer, and the
+    cache's hit counts are not multiplied by the passes), and writes wait for ``flush`` (the last pass's)."""
 
     def __init__(self, cache):
         self.cache = cache
         self.held: list[tuple[str, str, dict]] = []
+        self._read: dict[str, dict | None] = {}
+
+    def new_pass(self) -> None:
+        self.held.clear()
 
     def get_many(self, keys):
-        return self.cache.get_many(keys)
+        wanted = [k for k in dict.fromkeys(keys) if k not in self._read]
+        if wanted:
+            found = self.cache.get_many(wanted)
+            self._read.update({k: found.get(k) for k in wanted})
+        return {k: self._read[k] for k in keys if self._read.get(k) is not None}
 
     def get(self, key):
-        return self.cache.get(key)
+        return self.get_many([key]).get(key)
 
     def put(self, key: str, evaluator: str, value: dict) -> bool:
         if is_error_result(value):
@@ -191,10 +200,12 @@ def judge_in_batches(score_pass, pool, config: dict, progress: bool | None = Non
     run = _Run(api, Journal(folder or batch_folder(pool.cache), api.endpoint), progress)
     before = _counters(pool)
     real = pool.cache
+    held = HeldCache(real) if real is not None else None
     for number in range(MAX_PASSES + 1):
         _restore(pool, before)
         run.stand_in.new_pass()
-        held = HeldCache(real) if real is not None else None
+        if held is not None:
+            held.new_pass()
         pool.cache, pool.usage.stand_in = held, run.stand_in
         try:
             result = score_pass(_NoBar())

@@ -23,6 +23,7 @@ May import: ``evalkit.judges.cache``, ``evalkit.judges.failures``.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import threading
 from dataclasses import dataclass
@@ -30,6 +31,10 @@ from dataclasses import dataclass
 from evalkit.judges.cache import canonical_json
 from evalkit.judges.failures import JudgeFailure
 
+#: What the judge call running in this context had deferred: (stand-in, pass, canonical bodies). A context
+#: variable, as ``metering``'s is: each pool attempt starts in a new thread (an empty context), and an async
+#: library's tasks get a copy of it, so no call sees another's.
+_asked: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("evalkit_batch_asked", default=None)
 #: The content of the reply that lets a call go on in a recording pass (its result is never kept).
 PLACEHOLDER = '{"score": 1, "reason": "waiting for the batch"}'
 #: Keyword arguments of ``create`` that are the client's, not the request body's.
@@ -88,11 +93,12 @@ class StandIn:
         self.failures: dict[str, str] = {}  # line key -> the final error message
         self.pending: dict[str, Line] = {}
         self._seen: dict[tuple[str, str], int] = {}
-        self._call = threading.local()  # per judge call (the pool runs each attempt in a thread of its own)
+        self._pass = 0
 
     def new_pass(self) -> None:
         """Forget this pass's occurrence counts and recorded lines."""
         with self._lock:
+            self._pass += 1
             self._seen.clear()
             self.pending.clear()
 
@@ -105,11 +111,14 @@ class StandIn:
 
     def _defer(self, line: Line, text: str):
         """Record ``line`` and answer with the placeholder, or stop the call (see the module docstring)."""
-        asked = getattr(self._call, "deferred", None)
-        if asked is None:
-            asked = self._call.deferred = set()
-        elif text not in asked:
+        mark = _asked.get()
+        if mark is None or mark[0] is not self or mark[1] != self._pass:
+            asked: set[str] = set()
+            _asked.set((self, self._pass, asked))
+        elif text not in mark[2]:
             raise Deferred()
+        else:
+            asked = mark[2]
         asked.add(text)
         with self._lock:
             self.pending[line.key] = line
