@@ -28,7 +28,8 @@ def check_batch(args) -> None:
 
 
 def batch_line(judge: dict) -> str | None:
-    """``Batch: 1 batch (batch_abc), 32 lines, 0 retried, 0 failed, waited 4.1 s``, for a batch run."""
+    """``Batch: 1 batch (batch_abc), 32 lines sent, 0 retried, 0 failed, waited 4.1 s``, for a batch run
+    (with ``; the cost is at the batch price`` when the judge has a price)."""
     from evalkit.analysis.formatting import count
 
     report = judge.get("batch")
@@ -41,7 +42,8 @@ def batch_line(judge: dict) -> str | None:
     batches += " (" + ", ".join(ids[:3]) + (f", ... {len(ids) - 3} more" if len(ids) > 3 else "") + ")"
     if report["resumed"]:
         batches += ", " + count(len(report["resumed"]), "batch", "batches") + " resumed"
+    priced = "; the cost is at the batch price" if (judge.get("cost") or {}).get("usd") is not None else ""
     return (
         f"Batch: {batches}, {count(report['lines'], 'line')} sent, {report['retried']} retried, "
-        f"{report['failed']} failed, waited {report['waited_s']:.1f} s"
+        f"{report['failed']} failed, waited {report['waited_s']:.1f} s{priced}"
     )

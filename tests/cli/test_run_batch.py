@@ -46,6 +46,9 @@ def test_run_batch_prints_the_batch_and_prices_it_at_the_batch_price(judge_env, 
     judge = next(line for line in lines if line.startswith("Judge:"))
     (batch_id,) = judge_env.batches.batches
     assert f"Batch: 1 batch ({batch_id}), 11 lines sent, 0 retried, 0 failed, waited " in out
+    assert next(line for line in lines if line.startswith("Batch:")).endswith(
+        " s; the cost is at the batch price"
+    )
     assert lines.index(judge) + 1 == lines.index(next(line for line in lines if line.startswith("Batch:")))
     assert judge.split(", $")[0] == direct.split(", $")[0]  # the same calls and tokens
     cost = float(judge.rsplit("$", 1)[1])

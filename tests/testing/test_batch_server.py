@@ -117,3 +117,20 @@ def test_a_required_key_guards_the_batch_api_too():
         wrong = openai.OpenAI(base_url=server.openai_base_url, api_key="wrong", max_retries=0)
         with pytest.raises(openai.AuthenticationError):
             wrong.files.create(file=("in.jsonl", b"{}\n"), purpose="batch")
+
+
+def test_python_m_evalkit_testing_serves_the_batch_api_with_its_delay():
+    from tests.testing.test_testing_main import shell_environment, start, stop
+
+    process, lines = start("--batch-delay", "1")
+    try:
+        env = shell_environment(lines)
+        client = openai.OpenAI(base_url=env["OPENAI_BASE_URL"], api_key=env["OPENAI_API_KEY"], max_retries=0)
+        batch = submit(client, [request("a", model=env["OPENAI_MODEL"])])
+        assert client.batches.retrieve(batch.id).status == "in_progress"
+        time.sleep(1.05)
+        done = client.batches.retrieve(batch.id)
+        assert done.status == "completed" and done.request_counts.completed == 1
+    finally:
+        code, err = stop(process)
+    assert code == 0, err
