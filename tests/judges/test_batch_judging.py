@@ -329,3 +329,17 @@ def test_a_partly_cached_run_sends_only_the_missing_judgments(model_server, tmp_
     ] == [True]
     assert cache.info()["hits"] == 2, "each cached judgment is read once, not once per pass"
     assert cache.info()["entries"] == 3
+
+
+def test_an_azure_batch_deployment_of_its_own(model_server, monkeypatch):
+    """A global batch deployment answers only batches: ``AZURE_OPENAI_BATCH_DEPLOYMENT`` names it, and the
+    lines go to it while the judge (and its cache keys) stay the standard deployment."""
+    monkeypatch.setenv("AZURE_OPENAI_BATCH_DEPLOYMENT", "judge-global-batch")
+    doc = evalkit.load(small_document())
+    direct = evalkit.evaluate(doc, model_config=azure_config(model_server), cache=False, progress=False)
+    batched = evalkit.evaluate(
+        doc, model_config=azure_config(model_server), cache=False, progress=False, batch=True
+    )
+    assert results(batched) == results(direct)
+    assert {line["body"]["model"] for line in model_server.batches.lines} == {"judge-global-batch"}
+    assert batched.attrs["evalkit"]["judge"]["model_name"] == "judge-batch"

@@ -8,7 +8,9 @@ endpoint with the ``24h`` completion window; retrieved until its status is final
 OpenAI: lines' and batch's endpoint ``/v1/chat/completions``; at most 50,000 requests and 200 MB a file.
 Azure OpenAI (``openai.AzureOpenAI``: ``{endpoint}/openai/files`` and ``/openai/batches`` with
 ``?api-version=``, 2024-10-21 or later): endpoint ``/chat/completions``, the body's ``model`` is the global
-batch deployment's name; at most 100,000 requests and 200 MB a file. A file also holds one model only.
+batch deployment's name: the judge's deployment, or ``AZURE_OPENAI_BATCH_DEPLOYMENT`` when the batch
+deployment is another one (a global batch deployment answers only batches); at most 100,000 requests and
+200 MB a file. A file also holds one model only.
 evalkit packs below those limits (``pack``), leaving a margin on the bytes for the multipart framing.
 
 May import: ``evalkit.judges.models``, ``evalkit.documents``, ``evalkit.errors``.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Iterable
 
 from evalkit.documents.redaction import redact, redact_url
@@ -33,12 +36,21 @@ def limits(config: dict) -> tuple[int, int]:
     return (100_000 if "azure_endpoint" in config else 50_000), MAX_BYTES
 
 
+BATCH_DEPLOYMENT = "AZURE_OPENAI_BATCH_DEPLOYMENT"
+
+
+def batch_model(config: dict) -> str | None:
+    """The Azure OpenAI deployment batches go to when not the judge's own (``AZURE_OPENAI_BATCH_DEPLOYMENT``)."""
+    if "azure_endpoint" not in config:
+        return None
+    return os.environ.get(BATCH_DEPLOYMENT, "").strip() or None
+
+
 def endpoint_of(config: dict) -> str:
     """Where the judge's batches live (credentials in a URL removed): what a kept batch id belongs to."""
     if "azure_endpoint" in config:
-        return (
-            redact_url(str(config["azure_endpoint"]).rstrip("/")) + "#" + str(config.get("azure_deployment"))
-        )
+        deployment = batch_model(config) or config.get("azure_deployment")
+        return redact_url(str(config["azure_endpoint"]).rstrip("/")) + "#" + str(deployment)
     return redact_url(str(config.get("base_url", "")).rstrip("/"))
 
 
@@ -76,6 +88,13 @@ class BatchAPI:
         self.url = "/chat/completions" if self.azure else "/v1/chat/completions"
         self.max_lines, self.max_bytes = limits(config)
         self.endpoint = endpoint_of(config)
+        self.model = batch_model(config)  # None: each body's own model
+
+    def line(self, custom_id: str, body: dict) -> tuple[str, bytes]:
+        """(model, the encoded JSONL line) of one request."""
+        if self.model:
+            body = {**body, "model": self.model}
+        return str(body.get("model")), encode_line(custom_id, body, self.url)
 
     def submit(self, data: bytes) -> str:
         """Upload one JSONL file and create its batch; the batch id."""

@@ -30,7 +30,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from evalkit.judges.batch.api import BatchAPI, encode_line, pack
+from evalkit.judges.batch.api import BatchAPI, pack
 from evalkit.judges.batch.journal import Journal
 from evalkit.judges.batch.stand_in import StandIn
 from evalkit.judges.batch.waiting import wait_for
@@ -127,9 +127,7 @@ class _Run:
             self._read(waiting[batch_id], batch)
 
     def _submit(self, lines) -> list[dict]:
-        encoded = [
-            (str(line.body.get("model")), encode_line(line.key, line.body, self.api.url)) for line in lines
-        ]
+        encoded = [self.api.line(line.key, line.body) for line in lines]
         attempt_of = {line.key: self.tries.get(line.key, 0) + 1 for line in lines}
         entries = []
         for file in pack(encoded, self.api.max_lines, self.api.max_bytes):
