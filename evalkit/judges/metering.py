@@ -129,7 +129,7 @@ def _sync(original):
             return original(self, *args, **kwargs)
         if meter[0].stand_in is not None:  # batch judging: the stand-in counts what it answers
             send = functools.partial(original, self, *args, **kwargs)
-            reply = meter[0].stand_in.create(meter[0], meter[1], kwargs, send)
+            reply = meter[0].stand_in.create(meter[0], meter[1], kwargs, send, self)
         else:
             meter[0].request(meter[1])
             reply = original(self, *args, **kwargs)
@@ -148,7 +148,7 @@ def _async(original):
             return await original(self, *args, **kwargs)
         if meter[0].stand_in is not None:
             send = functools.partial(original, self, *args, **kwargs)
-            reply = await meter[0].stand_in.acreate(meter[0], meter[1], kwargs, send)
+            reply = await meter[0].stand_in.acreate(meter[0], meter[1], kwargs, send, self)
         else:
             meter[0].request(meter[1])
             reply = await original(self, *args, **kwargs)

@@ -125,3 +125,25 @@ def test_kept_batch_ids_are_owner_only_and_per_service(tmp_path):
     assert path.stat().st_mode & 0o777 == 0o600 and (tmp_path / "batches").stat().st_mode & 0o777 == 0o700
     journal.drop("batch_1")
     assert not journal.entries()
+
+
+def test_requests_to_another_service_are_sent_directly():
+    """A judge whose client talks to another service than the batches' (a jury's second endpoint) is not
+    batched: its request is sent as usual, through the real openai client."""
+    from evalkit.judges.batch.stand_in import service_url
+    from evalkit.testing import ModelServer
+
+    with ModelServer() as ours, ModelServer() as theirs:
+        stand_in, usage = StandIn(), Usage()
+        stand_in.base_url = service_url(openai.OpenAI(base_url=ours.openai_base_url, api_key="k").base_url)
+        other = openai.OpenAI(base_url=theirs.openai_base_url, api_key="k", max_retries=0).chat.completions
+        ask = {"model": "m", "messages": [{"role": "user", "content": "Rate this answer from 1 to 5."}]}
+        reply = stand_in.create(usage, "judge", ask, lambda: other.create(**ask), other)
+        assert theirs.request_count == 1 and usage.requests == 1 and not stand_in.pending
+        assert reply.choices[0].message.content != PLACEHOLDER
+        same = openai.OpenAI(base_url=ours.openai_base_url + "/", api_key="k").chat.completions
+        assert stand_in.create(usage, "judge", ask, None, same).choices[0].message.content == PLACEHOLDER
+    azure = openai.AzureOpenAI(
+        azure_endpoint="https://x.example", azure_deployment="d", api_key="k", api_version="v"
+    )
+    assert service_url(azure.base_url) == "https://x.example/openai"

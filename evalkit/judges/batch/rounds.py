@@ -32,7 +32,7 @@ from pathlib import Path
 
 from evalkit.judges.batch.api import BatchAPI, pack
 from evalkit.judges.batch.journal import Journal
-from evalkit.judges.batch.stand_in import StandIn
+from evalkit.judges.batch.stand_in import StandIn, service_url
 from evalkit.judges.batch.waiting import wait_for
 from evalkit.judges.cache import cache_dir, is_error_result
 
@@ -196,6 +196,7 @@ def judge_in_batches(score_pass, pool, config: dict, progress: bool | None = Non
     API (the passes get a bar that shows nothing: the batches' bar is the run's)."""
     api = BatchAPI(config, timeout=pool.timeout)
     run = _Run(api, Journal(folder or batch_folder(pool.cache), api.endpoint), progress)
+    run.stand_in.base_url = service_url(api.client.base_url)
     before = _counters(pool)
     real = pool.cache
     held = HeldCache(real) if real is not None else None

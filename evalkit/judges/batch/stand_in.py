@@ -16,7 +16,8 @@ as ``--samples`` does, is two lines, judged independently as the direct path jud
   a body it already asked is recorded; any other request (one that may depend on the placeholder) stops the
   call with ``Deferred`` and is recorded in a later pass, from the real answer. A pass that recorded
   anything is thrown away, placeholders and all.
-- A streamed request cannot be batched: it is sent directly (and counted as such).
+- A streamed request cannot be batched, nor can a request to another service than the batches' (a client
+  with another base URL): those are sent directly (and counted as such).
 
 May import: ``evalkit.judges.cache``, ``evalkit.judges.failures``.
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import contextvars
 import hashlib
+import re
 import threading
 from dataclasses import dataclass
 
@@ -94,6 +96,8 @@ class StandIn:
         self.pending: dict[str, Line] = {}
         self._seen: dict[tuple[str, str], int] = {}
         self._pass = 0
+        #: the base URL of the service the batches go to; requests of clients of other services are sent
+        self.base_url: str | None = None
 
     def new_pass(self) -> None:
         """Forget this pass's occurrence counts and recorded lines."""
@@ -138,9 +142,18 @@ class StandIn:
             }
         )
 
-    def create(self, usage, evaluator: str, kwargs: dict, send):
+    def batchable(self, kwargs: dict, resource) -> dict | None:
+        """The body to batch, or None: a stream, or a client of another service than the batches' (a judge
+        of a jury on another endpoint) is sent directly."""
+        if self.base_url is not None and resource is not None:
+            client = getattr(resource, "_client", None)
+            if service_url(getattr(client, "base_url", "")) != self.base_url:
+                return None
+        return request_body(kwargs)
+
+    def create(self, usage, evaluator: str, kwargs: dict, send, resource=None):
         """The reply to ``create(**kwargs)`` for ``evaluator``: from the batches, or sent (``send()``)."""
-        body = request_body(kwargs)
+        body = self.batchable(kwargs, resource)
         if body is None:
             usage.request(evaluator)
             return send()
@@ -154,12 +167,17 @@ class StandIn:
         usage.request(evaluator)
         return _completion(answer)
 
-    async def acreate(self, usage, evaluator: str, kwargs: dict, send):
-        body = request_body(kwargs)
-        if body is None:
+    async def acreate(self, usage, evaluator: str, kwargs: dict, send, resource=None):
+        if self.batchable(kwargs, resource) is None:
             usage.request(evaluator)
             return await send()
         return self.create(usage, evaluator, kwargs, None)
+
+
+def service_url(base_url) -> str:
+    """A client's base URL without the Azure OpenAI deployment a client may be bound to (``azure_deployment``):
+    ``https://x.openai.azure.com/openai``, ``http://127.0.0.1:8000/v1``."""
+    return re.sub(r"/deployments/[^/]+$", "", str(base_url).rstrip("/"))
 
 
 def _completion(body: dict):
