@@ -343,3 +343,56 @@ def test_an_azure_batch_deployment_of_its_own(model_server, monkeypatch):
     assert results(batched) == results(direct)
     assert {line["body"]["model"] for line in model_server.batches.lines} == {"judge-global-batch"}
     assert batched.attrs["evalkit"]["judge"]["model_name"] == "judge-batch"
+
+
+TWO_STEP = '''
+import json
+from pathlib import Path
+
+
+class TwoStep:
+    """Asks the professional_tone prompty, then asks it again about its own first reason: the second request
+    depends on the first answer, so a batch run needs two batch rounds."""
+
+    def __init__(self, *, model_config, threshold=3, options=None, **_):
+        from promptflow.client import load_flow
+
+        config = dict(model_config)
+        config.setdefault("type", "openai")
+        self._flow = load_flow(source=str(Path(__file__).with_suffix(".prompty")), model={"configuration": config})
+
+    def __call__(self, *, prompt="", response="", **_):
+        first = self._flow(user_prompt=prompt, response=response)
+        first = json.loads(first) if isinstance(first, str) else first
+        second = self._flow(user_prompt=prompt, response=response + " (" + str(first.get("reason")) + ")")
+        second = json.loads(second) if isinstance(second, str) else second
+        return {"score": second["score"], "reason": second.get("reason", "")}
+'''
+
+
+@pytest.mark.slow  # promptflow's prompty, directly and in two batch rounds: about 10 s
+def test_a_judge_whose_second_request_depends_on_its_first_answer_takes_two_rounds(project, model_server):
+    import shutil
+
+    home = project.custom / "two_step"
+    home.mkdir()
+    shutil.copy(
+        REPO / "custom-evaluators" / "professional_tone" / "professional_tone.prompty",
+        home / "two_step.prompty",
+    )
+    (home / "two_step.py").write_text(TWO_STEP)
+    document = small_document()
+    document["default_evaluators"] = {"two_step": {}}
+    doc = evalkit.load(document)
+    direct = evalkit.evaluate(doc, model_config=config(model_server), cache=False, progress=False)
+    direct_bodies = sorted(json.dumps(r["body"], sort_keys=True) for r in model_server.requests)
+    model_server.reset()
+    batched = evalkit.evaluate(
+        doc, model_config=config(model_server), cache=False, progress=False, batch=True
+    )
+    assert results(batched) == results(direct)
+    report = batched.attrs["evalkit"]["judge"]["batch"]
+    assert len(report["batches"]) == 2 and report["lines"] == 6  # the first asks, then the second ones
+    sent = sorted(json.dumps(line["body"], sort_keys=True) for line in model_server.batches.lines)
+    assert sent == direct_bodies, "no line was built from a placeholder answer"
+    assert batched.attrs["evalkit"]["judge"]["calls"] == 6

@@ -153,6 +153,8 @@ class _Run:
             if key in answers:
                 self.stand_in.answers[key] = answers[key]
                 continue
+            if key not in self.evaluators:  # a line of a kept batch that this run does not ask for
+                continue
             why = failures.get(key) or whole or f"no result in batch {batch_id} (status {batch.status})"
             self._failed(key, batch_id, why)
 
@@ -200,7 +202,7 @@ def judge_in_batches(score_pass, pool, config: dict, progress: bool | None = Non
     before = _counters(pool)
     real = pool.cache
     held = HeldCache(real) if real is not None else None
-    for number in range(MAX_PASSES + 1):
+    for number in range(MAX_PASSES + 2):
         _restore(pool, before)
         run.stand_in.new_pass()
         if held is not None:
@@ -213,7 +215,11 @@ def judge_in_batches(score_pass, pool, config: dict, progress: bool | None = Non
         pending = dict(run.stand_in.pending)
         if not pending:
             break
-        if number == MAX_PASSES - 1:  # a chain of requests longer than the passes: end it with errors
+        if number >= MAX_PASSES - 1:  # a chain of requests longer than the passes: end it with errors
+            if number == MAX_PASSES + 1:
+                raise RuntimeError(
+                    f"judge requests still deferred after {number + 1} passes: {list(pending)[:3]}"
+                )
             for key in pending:
                 run.stand_in.failures[key] = f"the judge still asked more after {MAX_PASSES} batch rounds"
             continue
