@@ -28,8 +28,10 @@ from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.registry import resolve_evaluators
 from evalkit.evaluators.samples import DEFAULT_PASS_RULE, check_samples, flaky_rows, judged_k_times
 from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT
+from evalkit.judges.batch import judge_in_batches
 from evalkit.judges.offline import quiet_llm_libraries
 from evalkit.judges.pool import JudgePool
+from evalkit.judges.run_summary import JudgeRun
 
 log = logging.getLogger("evalkit.engine")
 
@@ -54,6 +56,7 @@ def evaluate(
     price: Any = None,
     samples: int = 1,
     pass_rule: str = DEFAULT_PASS_RULE,
+    batch: bool = False,
 ) -> pd.DataFrame:
     """Score a case table and return a new one with result columns, ``status`` and ``error``.
 
@@ -87,6 +90,7 @@ def evaluate(
             file's entry for the model, else "price not set"); the cost is in the judge summary's ``cost``.
         samples: judge every row of every LLM judge this many times (each its own cache entry) and combine them
             by ``pass_rule`` (``all``: every judgment passed; ``majority``), see ``evaluators.samples``.
+        batch: every judge call through the OpenAI / Azure OpenAI Batch API, at its price (``judges.batch``).
     """
     check_samples(samples, pass_rule)
     quiet_llm_libraries()  # before custom evaluators or judges import promptflow / azure-ai-evaluation
@@ -122,12 +126,13 @@ def evaluate(
     if agent is not None:
         table = _run_agent(table, agent, concurrency)
         rows = _Rows(table)  # the agent's answers are the inputs now
-    scored_specs = []
-    timings = {}
     work = {name: rows.asking(name, everywhere=name in adhoc) for name in resolved}
     repeats = {name: samples if isinstance(ev, LLMJudge) else 1 for name, ev in resolved.items()}
     total = int(sum(m.sum() * repeats[name] for name, m in work.items()))
-    with progress_bar(total=total, enabled=progress) as bar:
+
+    def score_all(bar) -> tuple[list, dict]:
+        scored_specs = []
+        timings = {}
         for name, evaluator in resolved.items():
             started = time.perf_counter()
             mask = work[name]
@@ -161,6 +166,13 @@ def evaluate(
             timings[name] = time.perf_counter() - started
             log.debug("evaluator %s: %d rows in %.3f s", name, int(mask.sum()), timings[name])
             bar.update(int(mask.sum()) * repeats[name] - judged[0])
+        return scored_specs, timings
+
+    if batch and judge is not None:  # every judge call through the Batch API (``judges.batch``)
+        (scored_specs, timings), judge.batch = judge_in_batches(score_all, pool, judge.config, progress)
+    else:
+        with progress_bar(total=total, enabled=progress) as bar:
+            scored_specs, timings = score_all(bar)
 
     apply_statuses(table, [s["key"] for s in scored_specs])
     if samples > 1:
@@ -381,54 +393,6 @@ def _attach(table: pd.DataFrame, key: str, parts: list[pd.DataFrame]) -> None:
         table[target] = values
 
 
-class JudgeRun:
-    """The judge side of a run: the model, the shared pool; what it cost."""
-
-    def __init__(self, config: dict, pool, price=None):
-        self.config = config
-        self.pool = pool
-        self.price = price  # a judges.prices.Price, or None: "price not set"
-
-    def summary(self, resolved: dict) -> dict:
-        from evalkit.judges.models import describe
-        from evalkit.judges.prices import file_price, judge_cost
-
-        tokens = {name: dict(ev.tokens) for name, ev in resolved.items() if getattr(ev, "is_llm", False)}
-        judge = {
-            "model": describe(self.config),
-            "model_name": self.config.get("azure_deployment") or self.config.get("model"),
-            "prompt_hashes": {
-                name: ev.identity for name, ev in resolved.items() if getattr(ev, "is_llm", False)
-            },
-            **_judge_parameters(resolved),
-            # requests sent (``judges.metering``), retries included: what the model server received
-            "calls": self.pool.usage.requests if hasattr(self.pool, "usage") else self.pool.calls_made,
-            "cache_hits": self.pool.cache_hits,
-            "throttled": self.pool.limit.cuts,
-            "tokens": tokens,
-            "prompt_tokens": sum(t["prompt"] for t in tokens.values()),
-            "completion_tokens": sum(t["completion"] for t in tokens.values()),
-        }
-        judge["cost"] = judge_cost(judge, self.price or file_price(judge["model_name"]))
-        return judge
-
-
-def _judge_parameters(resolved: dict) -> dict:
-    """The model parameters of each LLM judge's prompt, and those every judge shares (for provenance)."""
-    by_evaluator = {}
-    for name, ev in resolved.items():
-        if getattr(ev, "is_llm", False):
-            try:
-                by_evaluator[name] = ev.model_parameters()
-            except Exception:  # noqa: BLE001 - provenance must never fail a run
-                by_evaluator[name] = {}
-    shared = {}
-    if by_evaluator:
-        first, *rest = by_evaluator.values()
-        shared = {k: v for k, v in first.items() if all(other.get(k) == v for other in rest)}
-    return {"parameters": shared, "parameters_by_evaluator": by_evaluator}
-
-
 def _prepare_judges(
     resolved: dict, model_config: dict | None, pool: JudgePool, cache, sample: int = 0, price=None
 ) -> JudgeRun | None:
@@ -462,9 +426,7 @@ def _open_cache(cache):
         from evalkit.judges.cache import JudgeCache
 
         return JudgeCache()
-    if cache is False or cache is None:
-        return None
-    return cache
+    return None if cache is False or cache is None else cache
 
 
 def sample_judgments(df: pd.DataFrame, k: int, **options) -> list[pd.DataFrame]:

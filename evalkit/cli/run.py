@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from evalkit.cli import ci_outputs
+from evalkit.cli.batch_options import add_batch_option, batch_line, check_batch
 from evalkit.cli.judge_cost import add_price_option, judge_line
 from evalkit.cli.jury_lines import jury_lines
 from evalkit.cli.paths import output_folder
@@ -98,6 +99,7 @@ def register(subparsers) -> None:
     ci_outputs.add_options(parser)
     add_price_option(parser)
     add_sample_options(parser)
+    add_batch_option(parser)
     parser.set_defaults(func=main)
 
 
@@ -140,6 +142,7 @@ def main(args) -> int:
 
 
 def _run(args) -> int:
+    check_batch(args)
     if args.engine == "spark":
         from evalkit.cli.run_spark import run_spark
 
@@ -179,6 +182,7 @@ def _run(args) -> int:
         price=args.price,
         samples=args.samples,
         pass_rule=args.pass_rule,
+        batch=args.batch,
     )
     out = Path(args.out) if args.out else Path("results") / path.stem
     spans: list[int] = []
@@ -202,6 +206,8 @@ def _run(args) -> int:
     judge = scored.attrs["evalkit"].get("judge")
     if judge:
         print(judge_line(judge))
+        if batch_line(judge):
+            print(batch_line(judge))
     if flaky_line(scored):
         print(flaky_line(scored))
     for line in jury_lines(scored):

@@ -17,7 +17,10 @@
 - ``strict_answers``: one reading of judge answers for every judge kind: integer scores on the scale, no repeated
   keys, a size limit on the answer, a length limit on stored reasons.
 - ``prices``: USD from the judge's tokens, at the prices of ``--price`` or the ``EVALKIT_PRICES`` file.
+- ``run_summary``: ``JudgeRun``, the judge side of one run and its summary (model, calls, tokens, cost).
 - ``failures``: ``JudgeFailure`` (re-exported by ``pool``).
+- ``batch``: batch judging (``evaluate(batch=True)``, ``evalkit run --batch``): every judge request of a run
+  through the OpenAI / Azure OpenAI Batch API, answered back through ``metering``'s hook.
 
 The built-in LLM judges themselves are evaluators (``evalkit.evaluators.llm_judges``): they implement the
 evaluator protocol and use this package to reach the model.

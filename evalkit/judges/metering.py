@@ -8,7 +8,8 @@ parsed answer, never the usage. All of them, and evalkit's own clients, end in o
 ``JudgePool`` in the thread that runs it), that method, hooked once (``install``), counts the request
 before it is sent (a failed request, a 429, a timeout is a request the server saw), then adds the reply's
 ``usage`` to the evaluator's tokens and checks the raw answer (``strict_answers.check_answer``: size limit,
-repeated keys) before any library parses it. Outside a judge call the hook does nothing.
+repeated keys) before any library parses it. Outside a judge call the hook does nothing. In a batch run
+(``judges.batch``) the usage's ``stand_in`` answers the request instead of the model.
 
 Every client evalkit builds or hands a model configuration to sends with ``max_retries=0`` (evalkit's,
 promptflow's; azure-ai-evaluation retries above ``create``), so one ``create`` is one HTTP request, and the
@@ -45,6 +46,8 @@ class Usage:
     def __init__(self):
         self._lock = threading.Lock()
         self.by_evaluator: dict[str, Spent] = {}
+        #: while a run judges in batches: answers requests instead of the model (``judges.batch.stand_in``)
+        self.stand_in = None
 
     def _spent(self, evaluator: str) -> Spent:
         return self.by_evaluator.setdefault(evaluator, Spent())
@@ -124,8 +127,12 @@ def _sync(original):
         meter = _current.get()
         if meter is None:
             return original(self, *args, **kwargs)
-        meter[0].request(meter[1])
-        reply = original(self, *args, **kwargs)
+        if meter[0].stand_in is not None:  # batch judging: the stand-in counts what it answers
+            send = functools.partial(original, self, *args, **kwargs)
+            reply = meter[0].stand_in.create(meter[0], meter[1], kwargs, send, self)
+        else:
+            meter[0].request(meter[1])
+            reply = original(self, *args, **kwargs)
         _observe(meter, reply)
         return reply
 
@@ -139,8 +146,12 @@ def _async(original):
         meter = _current.get()
         if meter is None:
             return await original(self, *args, **kwargs)
-        meter[0].request(meter[1])
-        reply = await original(self, *args, **kwargs)
+        if meter[0].stand_in is not None:
+            send = functools.partial(original, self, *args, **kwargs)
+            reply = await meter[0].stand_in.acreate(meter[0], meter[1], kwargs, send, self)
+        else:
+            meter[0].request(meter[1])
+            reply = await original(self, *args, **kwargs)
         _observe(meter, reply)
         return reply
 

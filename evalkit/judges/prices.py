@@ -11,8 +11,8 @@ worse than none. The user gives them either way:
        "my-gpt-4o-deployment": {"input": 2.50, "output": 10.00}}
 
   ``input`` (prompt tokens) and ``output`` (completion tokens) are required; ``batch_input`` /
-  ``batch_output`` are the prices of calls made through a batch API (optional; they default to the
-  ordinary prices). A name matches exactly, else ignoring case.
+  ``batch_output`` are the prices of calls made through a batch API (``evalkit run --batch``; optional: they
+  default to half the ordinary prices, the discount of OpenAI's and Azure OpenAI's Batch API). A name matches exactly, else ignoring case.
 - ``--price IN/OUT`` on ``evalkit run`` (``evaluate(price=(IN, OUT))``): the run's judge model costs IN and OUT
   USD per 1M prompt / completion tokens; it wins over the file.
 
@@ -37,6 +37,8 @@ from evalkit.errors import EnvironmentConfigError
 PRICES_VARIABLE = "EVALKIT_PRICES"
 PRICE_KEYS = ("input", "output", "batch_input", "batch_output")
 NOT_SET = "price not set"
+#: A batch price not given is this share of the ordinary one (OpenAI's and Azure OpenAI's batch discount).
+BATCH_SHARE = 0.5
 EXAMPLE = '{"gpt-4o-mini": {"input": 0.15, "output": 0.60}}'
 
 
@@ -52,8 +54,10 @@ class Price:
 
     def cost(self, prompt: int, completion: int, *, batch: bool = False) -> float:
         """USD for ``prompt`` and ``completion`` tokens (at the batch prices when ``batch``)."""
-        rate_in = self.batch_input if batch and self.batch_input is not None else self.input
-        rate_out = self.batch_output if batch and self.batch_output is not None else self.output
+        rate_in, rate_out = self.input, self.output
+        if batch:
+            rate_in = self.batch_input if self.batch_input is not None else self.input * BATCH_SHARE
+            rate_out = self.batch_output if self.batch_output is not None else self.output * BATCH_SHARE
         return (prompt * rate_in + completion * rate_out) / 1_000_000
 
 
@@ -162,8 +166,9 @@ def file_price(model: str | None) -> Price | None:
         return None
 
 
-def judge_cost(judge: dict, price: Price | None) -> dict:
-    """The ``cost`` entry of a run's judge summary: USD from its tokens at ``price``, or "price not set"."""
+def judge_cost(judge: dict, price: Price | None, batch: bool = False) -> dict:
+    """The ``cost`` entry of a run's judge summary: USD from its tokens at ``price`` (its batch price for a
+    batch run), or "price not set"."""
     prompt = int(judge.get("prompt_tokens") or 0)
     completion = int(judge.get("completion_tokens") or 0)
     if price is None:
@@ -172,9 +177,10 @@ def judge_cost(judge: dict, price: Price | None) -> dict:
     if source not in ("--price", "price"):  # a file: its name only, results get shared
         source = f"{PRICES_VARIABLE} ({Path(source).name})"
     return {
-        "usd": round(price.cost(prompt, completion), 6),
+        "usd": round(price.cost(prompt, completion, batch=batch), 6),
         "input_per_1m": price.input,
         "output_per_1m": price.output,
+        **({"batch": True} if batch else {}),
         "source": source,
         "model": judge.get("model_name"),
     }

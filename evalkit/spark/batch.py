@@ -141,7 +141,7 @@ class Evaluation:
             return None
         from types import SimpleNamespace
 
-        from evalkit.engine import JudgeRun
+        from evalkit.judges.run_summary import JudgeRun
 
         value = self.stats.value if self.stats is not None else {}
         pool = SimpleNamespace(

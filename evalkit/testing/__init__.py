@@ -6,7 +6,7 @@ pytest: ``pytest_plugins = ["evalkit.testing.pytest_plugin"]`` gives the ``model
 
 Modules: ``server`` (``ModelServer``: lifecycle, routes, script, records), ``protocol`` (request records and
 the OpenAI / Azure response shapes), ``http_server`` (the HTTP/1.1 plumbing), ``faults`` (fault injection),
-``answers`` (``Reply`` and the heuristic judge), ``rules`` (the rule-following judge and the optimiser that
+``batches`` (the Batch API: ``/v1/files``, ``/v1/batches``), ``answers`` (``Reply`` and the heuristic judge), ``rules`` (the rule-following judge and the optimiser that
 ``evalkit.align`` is tested with), ``labelled`` (a synthetic labelled set), ``pytest_plugin`` (the fixture), ``__main__``
 (``python -m evalkit.testing``: the server as an offline judge until Ctrl-C, printing the variables to export).
 

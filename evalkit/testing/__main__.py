@@ -2,8 +2,9 @@
 
 Why: trying an LLM judge (``evalkit run``, a custom ``.prompty``, the judge studio) should not need a deployed
 model or a key. This starts :class:`~evalkit.testing.ModelServer` (the heuristic judge: deterministic 1-5
-answers) on loopback and prints, on stdout and nothing else, the lines a POSIX shell evaluates to point
-evalkit's judge configuration (``evalkit.judges.models``) at it::
+answers; and the Batch API's ``/v1/files`` and ``/v1/batches``, taking ``--batch-delay`` seconds a batch, for
+``evalkit run --batch``) on loopback and prints, on stdout and nothing else, the lines a POSIX shell evaluates
+to point evalkit's judge configuration (``evalkit.judges.models``) at it::
 
     export OPENAI_BASE_URL=http://127.0.0.1:8000/v1
     export OPENAI_API_KEY=local
@@ -63,6 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
         "evalkit's back-off",
     )
     parser.add_argument(
+        "--batch-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="how long a batch of /v1/batches takes to complete (default 0), to see evalkit run --batch wait",
+    )
+    parser.add_argument(
         "--key", default=None, help="require this API key (default: any key is accepted; 'local' is printed)"
     )
     return parser
@@ -99,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"Error: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    server.batches.delay = max(0.0, args.batch_delay)
     if args.fail_rate:
         server.fail_randomly(args.fail_rate, status=429, retry_after=0.5)
     stop = threading.Event()

@@ -27,6 +27,8 @@ Endpoints
     ``POST /openai/deployments/{deployment}/chat/completions?api-version=...``
         Azure OpenAI style (``api-key`` header or ``Authorization: Bearer``); the reply's ``model`` is the
         deployment name; a missing ``api-version`` is a 400.
+    ``/v1/files``, ``/v1/batches`` (and Azure's ``/openai/files``, ``/openai/batches``): the Batch API, in
+        ``evalkit.testing.batches`` (``server.batches``: completion delay, failed and expired lines).
     ``GET /v1/models`` (and ``/models``, ``/openai/models``): a minimal model list. ``GET /health``: ok.
     Anything else is a 404 in the OpenAI error shape ``{"error": {"message", "type", "param", "code"}}``.
     ``stream: true`` is answered as server-sent events (``chat.completion.chunk``s, then ``[DONE]``);
@@ -81,6 +83,7 @@ from typing import Any
 
 from evalkit.testing import panel
 from evalkit.testing.answers import Reply, heuristic_judge
+from evalkit.testing.batches import BatchService, is_batch_path
 from evalkit.testing.faults import Faults, make_fault
 from evalkit.testing.http_server import ModelHTTPServer, ModelRequestHandler
 from evalkit.testing.protocol import (
@@ -143,6 +146,7 @@ class ModelServer:
         self._thread: threading.Thread | None = None
         self.errors: list[str] = []  # exceptions raised by a script callable, as "Type: message"
         self.script = script
+        self.batches = BatchService(self)  # /v1/files and /v1/batches (``evalkit.testing.batches``)
 
     # Lifecycle -----------------------------------------------------------------------------------------
     def start(self) -> ModelServer:
@@ -301,6 +305,10 @@ class ModelServer:
             if method != "GET":
                 return error_response(405, f"{method} is not allowed on {path}.")
             return json_response(200, self._models())
+        if is_batch_path(path):
+            if self.require_key is not None and key != self.require_key:
+                return error_response(401)
+            return self.batches.handle(record)
         if record["api"] is None:
             return error_response(404, f"Resource not found: {method} {path}.")
         if method != "POST":

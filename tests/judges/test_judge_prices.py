@@ -126,7 +126,9 @@ def test_prices_and_costs(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALKIT_PRICES", str(path))
     price = price_for("GPT-4o-mini")
     assert price is not None and price.cost(1_000_000, 1_000_000) == pytest.approx(0.75)
-    assert price.cost(1_000_000, 1_000_000, batch=True) == pytest.approx(0.675)  # batch output: the ordinary
+    assert price.cost(1_000_000, 1_000_000, batch=True) == pytest.approx(
+        0.375
+    )  # batch output: half the ordinary
     assert price_for("another-model") is None
     assert price_for("another-model", (1, 2)) == Price(1.0, 2.0, source="price")
     assert parse_price("0.15/0.60") == Price(0.15, 0.6, source="--price")
