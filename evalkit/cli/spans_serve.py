@@ -14,12 +14,13 @@ subparsers object.
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import threading
 
 from evalkit.analysis.formatting import count
 from evalkit.cli.paths import output_folder
-from evalkit.cli.run import parse_rate
+from evalkit.cli.run import parse_rate, parse_seconds
 from evalkit.errors import EvalkitError
 
 
@@ -93,7 +94,7 @@ def register(commands) -> None:
     sv.add_argument(
         "--idle-timeout",
         metavar="SECONDS",
-        type=float,
+        type=parse_seconds,
         default=60.0,
         help="close a connection that sends no request for SECONDS (default 60)",
     )
@@ -108,7 +109,7 @@ def register(commands) -> None:
     sv.add_argument(
         "--timeout",
         metavar="SECONDS",
-        type=float,
+        type=parse_seconds,
         default=300.0,
         help="per evaluator call (default 300, as Lambda)",
     )
@@ -136,10 +137,14 @@ def register(commands) -> None:
 
 
 def parse_percentage(text: str) -> float:
+    """A percentage, ``50`` or ``50%`` (a finite number: ``nan`` and ``inf`` are refused here; the range is
+    checked by the command, as AgentCore's)."""
     try:
         value = float(text.rstrip("%"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage: write e.g. 10 or 10%") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage: write e.g. 10 or 10%")
     return value
 
 

@@ -17,6 +17,7 @@ import time
 
 from evalkit.analysis.formatting import count
 from evalkit.cli.paths import output_folder
+from evalkit.cli.run import parse_seconds
 from evalkit.cli.spans_serve import parse_percentage
 from evalkit.errors import EvalkitError
 
@@ -111,7 +112,9 @@ def register(commands) -> None:
         help="as spans serve: KEY=VALUE, KEY!=VALUE, KEY~=VALUE, KEY!~=VALUE, KEY>N, KEY<N, KEY>=N, KEY<=N "
         "(AgentCore's eight operators; at most 5, all must match)",
     )
-    st.add_argument("--timeout", metavar="SECONDS", type=float, default=300.0, help="per evaluator call")
+    st.add_argument(
+        "--timeout", metavar="SECONDS", type=parse_seconds, default=300.0, help="per evaluator call"
+    )
     st.add_argument(
         "--concurrency",
         metavar="N",
@@ -123,7 +126,7 @@ def register(commands) -> None:
     st.add_argument(
         "--judge-timeout",
         metavar="SECONDS",
-        type=float,
+        type=parse_seconds,
         default=120.0,
         help="per LLM judge call (default 120)",
     )
@@ -150,8 +153,10 @@ def register(commands) -> None:
 
 def stream_main(args) -> int:
     from evalkit.cli.run_spark import spark_errors
+    from evalkit.spans.online.session_tracking import check_sampling
     from evalkit.spark.requirements import require_pyspark
 
+    check_sampling(args.sampling, "--sampling")  # AgentCore's range, as spans serve: before Spark starts
     require_pyspark()
     from evalkit.spark.session import get_session
     from evalkit.spark.stream_sink import read_parts
