@@ -21,6 +21,7 @@ import threading
 from evalkit.analysis.formatting import count
 from evalkit.cli.paths import output_folder
 from evalkit.cli.run import parse_rate, parse_seconds
+from evalkit.cli.span_options import add_custom_dir, add_session_attribute
 from evalkit.errors import EvalkitError
 
 
@@ -67,9 +68,7 @@ def register(commands) -> None:
         default=[],
         help="span evaluator: Builtin.<Name> (AgentCore built-in LLM judge) or custom-evaluators/NAME/NAME.py (repeat, up to 10)",
     )
-    sv.add_argument(
-        "--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)"
-    )
+    add_custom_dir(sv)
     sv.add_argument(
         "--filter",
         metavar="KEY=VALUE",
@@ -118,12 +117,7 @@ def register(commands) -> None:
         default="Bedrock-AgentCore/Evaluations",
         help="EMF metric namespace (default %(default)s)",
     )
-    sv.add_argument(
-        "--session-attribute",
-        metavar="NAME",
-        help="span or resource attribute holding the session id (default: session.id, gen_ai.conversation.id "
-        "and the other session attributes agent frameworks emit; a trace with none is its own session)",
-    )
+    add_session_attribute(sv)
     sv.set_defaults(func=serve_main)
 
     st = commands.add_parser(

@@ -18,6 +18,7 @@ import time
 from evalkit.analysis.formatting import count
 from evalkit.cli.paths import output_folder
 from evalkit.cli.run import parse_seconds
+from evalkit.cli.span_options import add_custom_dir, add_session_attribute
 from evalkit.cli.spans_serve import parse_percentage
 from evalkit.errors import EvalkitError
 
@@ -82,9 +83,7 @@ def register(commands) -> None:
         help="span evaluator: Builtin.<Name> (AgentCore built-in LLM judge), custom-evaluators/NAME/NAME.py "
         "(code-based) or custom-evaluators/NAME/NAME.json (LLM judge) (repeat, up to 10)",
     )
-    st.add_argument(
-        "--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)"
-    )
+    add_custom_dir(st)
     st.add_argument(
         "--no-ship",
         action="store_true",
@@ -142,12 +141,7 @@ def register(commands) -> None:
     st.add_argument(
         "--max-files-per-trigger", metavar="N", type=int, help="files per micro-batch (backfills)"
     )
-    st.add_argument(
-        "--session-attribute",
-        metavar="NAME",
-        help="span or resource attribute holding the session id (default: session.id, gen_ai.conversation.id "
-        "and the other session attributes agent frameworks emit; a trace with none is its own session)",
-    )
+    add_session_attribute(st)
     st.set_defaults(func=stream_main)
 
 
