@@ -121,3 +121,32 @@ def test_samples_in_python_are_independent_cache_entries(project, model_server):
         evalkit.evaluate(evalkit.load(DOC), samples=2, pass_rule="most", **run)
     with pytest.raises(EvalkitError, match="samples=0"):
         evalkit.evaluate(evalkit.load(DOC), samples=0, **run)
+
+
+def test_runs_compare_and_a_reread_run_know_how_the_verdicts_were_made(judged, project, capsys):
+    from evalkit.analysis.history import runs
+    from evalkit.documents.run_reader import read_run
+
+    results = project.root / "results"
+    assert main(["run", str(judged), "--out", str(results / "once"), "--concurrency", "1"]) == 0
+    assert main(["run", str(judged), "--out", str(results / "three"), "--samples", "3"]) == 0
+    capsys.readouterr()
+    reread = read_run(results / "three" / "results.json")
+    assert reread.attrs["evalkit"]["samples"] == {"k": 3, "pass_rule": "all", "flaky_rows": 1}
+    table = runs(results)
+    assert table["samples"].tolist() == [1, 3] and table["pass_rule"].tolist() == [None, "all"]
+    assert table["flaky_rows"].isna().tolist() == [True, False] and table["flaky_rows"].iloc[1] == 1
+
+    assert main(["runs", str(results)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[-2:] == ["samples", "flaky_rows"]
+    assert lines[1].split()[-1] == "1" and lines[2].split()[-3:] == ["3", "(all)", "1"]
+
+    main(["compare", str(results / "once"), str(results / "three")])
+    out = capsys.readouterr().err
+    assert (
+        "Warning: Verdicts made differently. once judged each row once; three judged each row 3 times, pass rule "
+        "all, 1 row flipped." in out
+    )
+    main(["compare", str(results / "three"), str(results / "three")])
+    assert "Verdicts made differently" not in capsys.readouterr().err
