@@ -27,6 +27,7 @@ _API = {
     "compare": ("evalkit.analysis.comparison", "compare"),
     "calibrate": ("evalkit.analysis.calibration", "calibrate"),
     "judge_noise": ("evalkit.analysis.noise", "judge_noise"),
+    "flaky_items": ("evalkit.analysis.flaky", "flaky_items"),
     "Labels": ("evalkit.analysis.labels", "Labels"),
     "read_run": ("evalkit.documents.run_reader", "read_run"),
     "read_csv": ("evalkit.documents.csv_cells", "read_csv"),
@@ -52,6 +53,7 @@ __all__ = [
     "calibrate",
     "compare",
     "evaluate",
+    "flaky_items",
     "judge_config",
     "judge_noise",
     "load",
@@ -69,6 +71,7 @@ __all__ = [
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from evalkit.analysis.calibration import calibrate
     from evalkit.analysis.comparison import compare
+    from evalkit.analysis.flaky import flaky_items
     from evalkit.analysis.history import runs
     from evalkit.analysis.labels import Labels
     from evalkit.analysis.noise import judge_noise

@@ -10,7 +10,7 @@
 - ``labels``: human labels beside a document; ``agreement``: kappa, Spearman, within one, bias and their
   bootstrap intervals; ``calibration``: judge against people (``calibrate``, the ``Calibration`` model);
   ``noise``: judge noise over repeated judgments (spread, flips, pass^k, pass@k); ``calibration_views``: the
-  notebook HTML of both.
+  notebook HTML of both; ``flaky``: the items of a ``samples=K`` run whose judgments flipped (``flaky_items``).
 
 Figures and standalone pages of these results are drawn in ``evalkit.reporting`` (``charts``,
 ``comparison_page``), which imports this package, never the reverse.

@@ -117,6 +117,17 @@ def test_samples_in_python_are_independent_cache_entries(project, model_server):
     details = four.loc[1, "relevance_details"]
     assert details["scores"] == [5.0, 1.0, 5.0, 5.0] and details["passShare"] == 0.75
     assert four.loc[1, "relevance_result"] == "pass" and four.attrs["evalkit"]["samples"]["flaky_rows"] == 1
+    flaky = evalkit.flaky_items(four)
+    assert flaky[["item", "evaluator", "result", "pass_share"]].values.tolist() == [
+        [1, "Relevance", "pass", 0.75],
+        [1, "professional_tone", "pass", 0.75],
+    ]
+    assert flaky["scores"].tolist() == [[5.0, 1.0, 5.0, 5.0]] * 2 and set(flaky["pass_rule"]) == {"majority"}
+    assert evalkit.flaky_items(plain).empty and list(evalkit.flaky_items(plain).columns)[:3] == [
+        "item",
+        "turn",
+        "prompt",
+    ]
     with pytest.raises(EvalkitError, match="pass_rule='most'"):
         evalkit.evaluate(evalkit.load(DOC), samples=2, pass_rule="most", **run)
     with pytest.raises(EvalkitError, match="samples=0"):
