@@ -144,6 +144,10 @@ def test_runs_compare_and_a_reread_run_know_how_the_verdicts_were_made(judged, p
     capsys.readouterr()
     reread = read_run(results / "three" / "results.json")
     assert reread.attrs["evalkit"]["samples"] == {"k": 3, "pass_rule": "all", "flaky_rows": 1}
+    from evalkit.reporting.notebook_report.run_facts import header
+
+    assert "1 flaky row over 3 samples (pass rule all)" in header(reread).html  # evalkit report's facts line
+    assert "samples" not in header(read_run(results / "once" / "results.json")).html
     table = runs(results)
     assert table["samples"].tolist() == [1, 3] and table["pass_rule"].tolist() == [None, "all"]
     assert table["flaky_rows"].isna().tolist() == [True, False] and table["flaky_rows"].iloc[1] == 1
