@@ -65,3 +65,23 @@ def _row(df: pd.DataFrame, position: int, ev: dict, details: dict) -> dict:
         "pass_rule": details.get("passRule"),
         "_order": position,
     }
+
+
+def flip_notes(df: pd.DataFrame, key: str, positions) -> list[str | None]:
+    """For the rows at ``positions`` of ``df``: ``"flaky: 2 of 3 judgments passed"`` where evaluator ``key``'s
+    judgments flipped, else None (a comparison's "what changed" line says so: such a change may be the judge's
+    noise, not the run's)."""
+    column = df.get(f"{key}_details")
+    if column is None:
+        return [None] * len(positions)
+    values = column.tolist()
+    return [_note(values[p]) for p in positions]
+
+
+def _note(details) -> str | None:
+    if not isinstance(details, dict) or details.get("flipped") is not True:
+        return None
+    scores, share = details.get("scores"), details.get("passShare")
+    if not isinstance(scores, list) or not scores or not isinstance(share, (int, float)):
+        return "flaky"
+    return f"flaky: {round(share * len(scores))} of {len(scores)} judgments passed"

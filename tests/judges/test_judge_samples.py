@@ -163,5 +163,10 @@ def test_runs_compare_and_a_reread_run_know_how_the_verdicts_were_made(judged, p
         "Warning: Verdicts made differently. once judged each row once; three judged each row 3 times, pass rule "
         "all, 1 row flipped." in out
     )
+    changed = evalkit.compare(read_run(results / "once"), read_run(results / "three")).regressed
+    assert changed["item"].tolist() == [1]  # the flaky item: passed judged once, fails by the rule all
+    assert (
+        "Relevance: pass \u2192 fail (5 \u2192 5) [B flaky: 2 of 3 judgments passed]" in changed["changes"][0]
+    )
     main(["compare", str(results / "three"), str(results / "three")])
     assert "Verdicts made differently" not in capsys.readouterr().err
