@@ -68,7 +68,10 @@ def test_samples_report_pass_share_flips_and_gate_by_the_pass_rule(judged, model
     )
     printed = capsys.readouterr().out
     assert code == 1, printed  # the flaky item fails under the default rule (all), so the gate fails
-    assert "Flaky: 1 of 2 rows flipped between pass and fail over 3 samples (pass rule: all)" in printed
+    assert (
+        "Flaky: 1 of 2 rows flipped between pass and fail over 3 samples (pass rule: all): Relevance 1, "
+        "professional_tone 1\n" in printed
+    )
     assert model_server.request_count == 2 * 2 * 3  # rows x judges x samples
     items = json.loads((out / "results.json").read_text())["items"]
     steady, flaky = items[0]["scores"], items[1]["scores"]

@@ -86,7 +86,8 @@ def sampled_run(tmp_path_factory):
             cwd=root, env=env, capture_output=True, text=True, timeout=300,
         )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr  # the flaky items fail the gate under the rule all
-    assert "Flaky: 2 of 8 rows flipped between pass and fail over 3 samples (pass rule: all)" in done.stdout
+    flaky = "Flaky: 2 of 8 rows flipped between pass and fail over 3 samples (pass rule: all): Relevance 2, "
+    assert flaky + "professional_tone 2\n" in done.stdout
     return root / "run"
 
 
