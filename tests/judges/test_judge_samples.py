@@ -173,3 +173,20 @@ def test_runs_compare_and_a_reread_run_know_how_the_verdicts_were_made(judged, p
     )
     main(["compare", str(results / "three"), str(results / "three")])
     assert "Verdicts made differently" not in capsys.readouterr().err
+
+
+def test_samples_without_an_llm_judge_warn_and_record_nothing(project, capsys):
+    from evalkit.documents.versions import EvalkitWarning
+
+    doc = {
+        "schemaVersion": "1.11.0",
+        "default_evaluators": {"ExactMatch": {}},
+        "items": [{"prompt": "p", "response": "yes", "expected_response": "yes"}],
+    }
+    with pytest.warns(EvalkitWarning, match="3 samples asked for, but no LLM judge is in this run"):
+        scored = evalkit.evaluate(evalkit.load(doc), samples=3, progress=False)
+    assert "samples" not in scored.attrs["evalkit"]
+    (project.root / "doc.json").write_text(json.dumps(doc))
+    assert main(["run", "doc.json", "--out", "out", "--samples", "3"]) == 0
+    out, err = capsys.readouterr()
+    assert "Flaky:" not in out and "Warning: 3 samples asked for, but no LLM judge" in err
