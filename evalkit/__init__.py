@@ -29,6 +29,7 @@ _API = {
     "calibrate": ("evalkit.analysis.calibration", "calibrate"),
     "align": ("evalkit.analysis.alignment.loop", "align"),
     "judge_noise": ("evalkit.analysis.noise", "judge_noise"),
+    "flaky_items": ("evalkit.analysis.flaky", "flaky_items"),
     "Labels": ("evalkit.analysis.labels", "Labels"),
     "read_run": ("evalkit.documents.run_reader", "read_run"),
     "read_csv": ("evalkit.documents.csv_cells", "read_csv"),
@@ -55,6 +56,7 @@ __all__ = [
     "calibrate",
     "compare",
     "evaluate",
+    "flaky_items",
     "judge_config",
     "judge_noise",
     "load",
@@ -74,6 +76,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from evalkit.analysis.alignment.loop import align
     from evalkit.analysis.calibration import calibrate
     from evalkit.analysis.comparison import compare
+    from evalkit.analysis.flaky import flaky_items
     from evalkit.analysis.history import runs
     from evalkit.analysis.labels import Labels
     from evalkit.analysis.noise import judge_noise

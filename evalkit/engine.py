@@ -26,7 +26,13 @@ from evalkit.evaluators.jury.combine import spread_column
 from evalkit.evaluators.jury.run import add_juries, plan_juries
 from evalkit.evaluators.llm_judges import LLMJudge
 from evalkit.evaluators.registry import resolve_evaluators
-from evalkit.evaluators.samples import DEFAULT_PASS_RULE, check_samples, flaky_rows, judged_k_times
+from evalkit.evaluators.samples import (
+    DEFAULT_PASS_RULE,
+    check_samples,
+    flaky_rows,
+    judged_k_times,
+    nothing_sampled,
+)
 from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT
 from evalkit.judges.batch import judge_in_batches
 from evalkit.judges.offline import quiet_llm_libraries
@@ -177,7 +183,10 @@ def evaluate(
     apply_statuses(table, [s["key"] for s in scored_specs])
     if samples > 1:
         sampled = [resolved[s["name"]].key for s in scored_specs if repeats[s["name"]] > 1]
-        meta["samples"] = {"k": samples, "pass_rule": pass_rule, "flaky_rows": flaky_rows(table, sampled)}
+        if sampled:
+            meta["samples"] = {"k": samples, "pass_rule": pass_rule, "flaky_rows": flaky_rows(table, sampled)}
+        else:
+            nothing_sampled(samples)
     meta["scored"] = scored_specs
     meta["timings"] = timings
     if judge is not None:

@@ -10,7 +10,7 @@
 - ``labels``: human labels beside a document; ``agreement``: kappa, Spearman, within one, bias and their
   bootstrap intervals; ``calibration``: judge against people (``calibrate``, the ``Calibration`` model);
   ``noise``: judge noise over repeated judgments (spread, flips, pass^k, pass@k); ``calibration_views``: the
-  notebook HTML of both.
+  notebook HTML of both; ``flaky``: the items of a ``samples=K`` run whose judgments flipped (``flaky_items``).
 - ``pairwise``: ``evalkit.pairwise``: a pairwise judge on the shared prompts of two runs, both orders, win / tie /
   loss with the exact interval (its judge calls go through ``evalkit.judges``).
 - ``alignment/``: ``evalkit.align``, a judge's prompt aligned to human labels (split, proposals, held-out

@@ -66,6 +66,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.analysis.comparison_views import format_table, notebook_html
+from evalkit.analysis.flaky import flip_notes
 from evalkit.analysis.formatting import count
 from evalkit.analysis.pairing import as_run, column_texts, pair_rows, run_label
 from evalkit.analysis.run_identity import run_identity
@@ -378,6 +379,7 @@ def _changes(context: dict, transitions: list, which: int, by_status: np.ndarray
         reason = column_texts(b, f"{key}_reason")[ib]
         error = column_texts(b, f"{key}_error")[ib]
         reasons_b[key] = (reason, error)
+        flaky = flip_notes(a, key, ia), flip_notes(b, key, ib)  # --samples K: the judge's own noise
         name = context["names"][key]
         for j in np.flatnonzero(hit).tolist():
             row = picked[j]
@@ -385,6 +387,9 @@ def _changes(context: dict, transitions: list, which: int, by_status: np.ndarray
             sa, sb = _fmt_score(data["sa"][row]), _fmt_score(data["sb"][row])
             if sa or sb:
                 line += f" ({sa or DASH} \u2192 {sb or DASH})"
+            noted = [f"{run} {note}" for run, note in zip("AB", (flaky[0][j], flaky[1][j])) if note]
+            if noted:
+                line += f" [{'; '.join(noted)}]"
             why = error[j] if data["rb"][row] == "error" else reason[j]
             if why:
                 line += f": {why}"

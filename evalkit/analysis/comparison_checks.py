@@ -6,6 +6,8 @@
   them did not record it, so it cannot be checked;
 * the runs **share few rows** (fewer than :data:`MIN_SHARED` of the larger run's rows are paired): the
   comparison speaks for the shared rows only;
+* the runs made their **verdicts differently**: LLM judges judged each row a different number of times or
+  decided by a different pass rule (``--samples K``, ``--pass-rule``);
 * **too few pairs for any test** (fewer than :data:`~evalkit.analysis.statistics.MIN_PAIRS` paired rows):
   nothing is coloured as significant.
 """
@@ -29,6 +31,28 @@ def _doc(identity: dict) -> str:
     name = identity.get("document") or identity.get("source") or "unnamed document"
     sha = identity.get("document_sha256")
     return f"{name} (sha256 {sha[:12]}\u2026)" if sha else f"{name} (sha256 not recorded)"
+
+
+def _judging(identity: dict) -> str:
+    samples = identity.get("samples") or {}
+    if not samples:
+        return "judged each row once"
+    flaky = samples.get("flaky_rows")
+    flipped = f", {count(flaky, 'row')} flipped" if isinstance(flaky, int) else ""
+    return f"judged each row {samples['k']} times, pass rule {samples.get('pass_rule')}{flipped}"
+
+
+def _judging_differs(c: Any) -> str | None:
+    """The text of the warning when A and B made their LLM judges' verdicts differently (``--samples K``,
+    ``--pass-rule``), else None: their pass rates then differ by the rule as well as by the runs."""
+    a, b = c.identity_a.get("samples") or {}, c.identity_b.get("samples") or {}
+    if (a.get("k"), a.get("pass_rule")) == (b.get("k"), b.get("pass_rule")):
+        return None
+    return (
+        f"{c.label_a} {_judging(c.identity_a)}; {c.label_b} {_judging(c.identity_b)}. An LLM judge's pass rate "
+        "depends on how many judgments decide an item and by which rule, so part of any delta is the "
+        "rule, not the change: compare runs made with the same --samples and --pass-rule."
+    )
 
 
 def notices(c: Any) -> list[tuple[str, str, str]]:
@@ -70,6 +94,9 @@ def notices(c: Any) -> list[tuple[str, str, str]]:
                 "number below is about the paired rows only.",
             )
         )
+    judging = _judging_differs(c)
+    if judging:
+        out.append((WARNING, "Verdicts made differently.", judging))
     if c.paired < MIN_PAIRS:
         out.append(
             (

@@ -11,7 +11,8 @@ Columns: ``time`` (the run's ``evaluatedAt``, UTC), ``run`` (its folder, relativ
 rows), then ``pass_rate:<evaluator>`` per evaluator that any run scored (passed / (passed + failed), as in
 :func:`evalkit.summary`; NaN where a run did not score it), and ``prompt_tokens`` / ``completion_tokens`` of
 the judge (0 without one), ``judge_calls`` (requests sent, retries included) and ``judge_cost_usd`` (NaN when no
-judge ran or its price was not set: ``EVALKIT_PRICES`` / ``--price``). A folder that holds no run is a user mistake; a results.json that cannot be read is
+judge ran or its price was not set: ``EVALKIT_PRICES`` / ``--price``), then ``samples`` (judgments per row:
+``--samples K``, 1 for a run judged once), ``pass_rule`` (None) and ``flaky_rows`` (``<NA>``) for a run judged once. A folder that holds no run is a user mistake; a results.json that cannot be read is
 skipped with a warning naming it.
 """
 
@@ -42,6 +43,9 @@ FIXED_COLUMNS = (
 )
 #: The judge's requests and cost (USD; NaN when no judge ran or its price was not set), last.
 COST_COLUMNS = ("judge_calls", "judge_cost_usd")
+#: How the verdicts were made (``--samples K``): judgments per row (1: judged once), the pass rule (None when
+#: judged once) and the rows whose judgments flipped (None when judged once).
+SAMPLE_COLUMNS = ("samples", "pass_rule", "flaky_rows")
 #: Most runs listed (the newest by file time); a results folder with more is read in part.
 MAX_RUNS = 500
 
@@ -66,6 +70,10 @@ def _row(df: pd.DataFrame, name: str) -> dict:
         value = table.loc[STATUS_ROW, column] if column in table.columns and STATUS_ROW in table.index else 0
         row[column] = 0 if pd.isna(value) else int(value)
     row.update(_judge_cost(df))
+    samples = identity["samples"] or {}
+    row["samples"] = samples.get("k", 1)
+    row["pass_rule"] = samples.get("pass_rule")
+    row["flaky_rows"] = samples.get("flaky_rows")
     return row
 
 
@@ -131,6 +139,14 @@ def runs(
         )
     table = pd.DataFrame(rows)
     evaluators = [c for c in table.columns if c.startswith("pass_rate:")]
-    ordered = [*FIXED_COLUMNS, *evaluators, "prompt_tokens", "completion_tokens", *COST_COLUMNS]
+    ordered = [
+        *FIXED_COLUMNS,
+        *evaluators,
+        "prompt_tokens",
+        "completion_tokens",
+        *COST_COLUMNS,
+        *SAMPLE_COLUMNS,
+    ]
     table = table[ordered].sort_values("time", kind="stable", na_position="first").reset_index(drop=True)
+    table["flaky_rows"] = table["flaky_rows"].astype("Int64")  # <NA> for a run judged once
     return table

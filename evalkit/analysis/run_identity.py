@@ -40,7 +40,8 @@ def _without_secrets(model: str | None) -> str | None:
 
 def run_identity(df: pd.DataFrame) -> dict[str, Any]:
     """``document`` (metadata name), ``document_sha256``, ``evalkit_version``, ``evaluated_at``,
-    ``judge_model``, ``source`` (file name) and ``rows`` of a run; a field the run did not record is None."""
+    ``judge_model``, ``source`` (file name), ``rows`` and, for a run with ``--samples K``, ``samples``
+    (``{"k", "pass_rule", "flaky_rows"}``) of a run; a field the run did not record is None."""
     metadata = _metadata(df)
     extensions = metadata.get("extensions") if isinstance(metadata.get("extensions"), dict) else {}
     run = extensions.get("dev.evalkit.run") if isinstance(extensions.get("dev.evalkit.run"), dict) else {}
@@ -62,4 +63,19 @@ def run_identity(df: pd.DataFrame) -> dict[str, Any]:
         "judge_model": _text(judge.get("model_name")) or _without_secrets(_text(judge.get("model"), 300)),
         "source": Path(str(source)).name if source and not str(source).startswith("<") else None,
         "rows": len(df),
+        "samples": _samples(meta.get("samples") if isinstance(meta, dict) else None),
+    }
+
+
+def _samples(samples: Any) -> dict[str, Any] | None:
+    """A ``--samples K`` run's ``{"k", "pass_rule", "flaky_rows"}`` (checked, bounded), else None."""
+    if not isinstance(samples, dict):
+        return None
+    k, rule, flaky = samples.get("k"), samples.get("pass_rule"), samples.get("flaky_rows")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 2:
+        return None
+    return {
+        "k": k,
+        "pass_rule": _text(rule, 20),
+        "flaky_rows": flaky if isinstance(flaky, int) and not isinstance(flaky, bool) else None,
     }

@@ -2,7 +2,8 @@
 
 Prints one line per run: time, folder, document and the first 12 characters of its sha256, evalkit version,
 judge model, rows, the row pass rate and each evaluator's, the judge's tokens, calls and cost ("price not set"
-when the run's judge model had no price). Exit 0, or 2 when DIR holds no run.
+when the run's judge model had no price) and, when some run judged each row K times (``--samples K``),
+``samples`` (``3 (all)``: K and the pass rule) and ``flaky_rows``. Exit 0, or 2 when DIR holds no run.
 """
 
 from __future__ import annotations
@@ -36,6 +37,24 @@ def _cost(usd: float, judge_model) -> str:
     return cost_text({"usd": usd})
 
 
+def _samples_shown(shown):
+    """``samples`` as ``3 (all)`` for a run with ``--samples 3`` (``1`` for a run judged once), ``flaky_rows``
+    blank for a run judged once; ``pass_rule`` is then in ``samples``. A folder of runs judged once only (every
+    run before --samples, too) keeps the table as it was: no sample columns."""
+    import pandas as pd
+
+    if "samples" not in shown.columns:
+        return shown
+    if (shown["samples"] == 1).all():
+        return shown.drop(columns=["samples", "pass_rule", "flaky_rows"])
+    shown["samples"] = [
+        str(k) if k == 1 or not isinstance(rule, str) else f"{k} ({rule})"
+        for k, rule in zip(shown["samples"], shown["pass_rule"], strict=True)
+    ]
+    shown["flaky_rows"] = ["" if pd.isna(f) else str(int(f)) for f in shown["flaky_rows"]]
+    return shown.drop(columns=["pass_rule"])
+
+
 def main(args) -> int:
     from evalkit.analysis.history import runs
 
@@ -52,6 +71,7 @@ def main(args) -> int:
             _cost(usd, model) for usd, model in zip(table["judge_cost_usd"], table["judge_model"])
         ]
         shown = shown.rename(columns={"judge_cost_usd": "judge_cost"})
+    shown = _samples_shown(shown)
     shown = shown.rename(columns={c: c.split(":", 1)[1] for c in shown.columns if c.startswith("pass_rate:")})
     print(shown.fillna("").to_string(index=False))
     if args.csv:

@@ -42,13 +42,24 @@ def sample_count(text: str) -> int:
 
 
 def flaky_line(scored) -> str | None:
-    """``Flaky: 2 of 12 rows flipped between pass and fail over 5 samples (pass rule: all)``, with --samples."""
+    """``Flaky: 2 of 12 rows flipped between pass and fail over 5 samples (pass rule: all): Relevance 2,
+    tone 1`` (rows flipped per LLM judge), with --samples."""
     from evalkit.analysis.formatting import count
 
     samples = (scored.attrs.get("evalkit") or {}).get("samples")
     if not samples:
         return None
-    return (
+    line = (
         f"Flaky: {samples['flaky_rows']} of {count(len(scored), 'row')} flipped between pass and fail over "
         f"{samples['k']} samples (pass rule: {samples['pass_rule']})"
     )
+    per_judge = _flipped_per_judge(scored)
+    return f"{line}: {', '.join(f'{name} {n}' for name, n in per_judge)}" if samples["flaky_rows"] else line
+
+
+def _flipped_per_judge(scored) -> list[tuple[str, int]]:
+    """``(evaluator name, rows whose judgments flipped)`` for each LLM judge of the run."""
+    from evalkit.evaluators.samples import flaky_rows
+
+    specs = (scored.attrs.get("evalkit") or {}).get("scored") or []
+    return [(s["name"], flaky_rows(scored, [s["key"]])) for s in specs if s.get("is_llm")]

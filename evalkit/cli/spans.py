@@ -35,6 +35,7 @@ from evalkit.analysis.formatting import count, percent
 from evalkit.cli import ci_outputs
 from evalkit.cli.paths import output_file, output_folder
 from evalkit.cli.run import parse_rate, parse_seconds
+from evalkit.cli.span_options import add_custom_dir, add_log_level, add_session_attribute
 from evalkit.cli.spans_invoke import register as register_invoke
 from evalkit.cli.spans_serve import register as register_serve
 from evalkit.cli.spans_stream import register as register_stream
@@ -77,9 +78,7 @@ def register(subparsers) -> None:
     ev.add_argument(
         "--session", metavar="ID", action="append", help="evaluate only this session (repeatable)"
     )
-    ev.add_argument(
-        "--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)"
-    )
+    add_custom_dir(ev)
     ev.add_argument("--out", metavar="DIR", type=output_folder, required=True, help="results folder")
     ev.add_argument(
         "--reference-inputs",
@@ -114,18 +113,8 @@ def register(subparsers) -> None:
         help="per LLM judge call (default 120)",
     )
     ev.add_argument("--no-cache", action="store_true", help="do not read or write the judge cache")
-    ev.add_argument(
-        "--session-attribute",
-        metavar="NAME",
-        help="span or resource attribute holding the session id (default: session.id, gen_ai.conversation.id "
-        "and the other session attributes agent frameworks emit; a trace with none is its own session)",
-    )
-    ev.add_argument(
-        "--log-level",
-        choices=("debug", "info", "warning", "error"),
-        default="warning",
-        help="info: say which span shapes each file held",
-    )
+    add_session_attribute(ev)
+    add_log_level(ev)
     ci_outputs.add_options(ev)
     from evalkit.cli.judge_cost import add_price_option
 
@@ -335,9 +324,7 @@ def _register_package(commands) -> None:
     package.add_argument(
         "name", metavar="NAME", help="span evaluator custom-evaluators/NAME/ (NAME.py or lambda_function.py)"
     )
-    package.add_argument(
-        "--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)"
-    )
+    add_custom_dir(package)
     package.add_argument(
         "--out", metavar="FILE", type=output_file, required=True, help="zip file to write, e.g. NAME.zip"
     )

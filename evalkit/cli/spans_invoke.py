@@ -14,6 +14,7 @@ import json
 import sys
 
 from evalkit.cli.run import parse_seconds
+from evalkit.cli.span_options import add_custom_dir
 
 EPILOG = (
     "exit codes: 0 the handler returned a valid AgentCore evaluator response (label/value/explanation, or "
@@ -40,9 +41,7 @@ def register(commands) -> None:
     invoke.add_argument(
         "--event", metavar="EVENT.json", required=True, help="recorded AgentCore Lambda event"
     )
-    invoke.add_argument(
-        "--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)"
-    )
+    add_custom_dir(invoke)
     invoke.add_argument(
         "--handler",
         metavar="MODULE.FUNCTION",

@@ -14,12 +14,14 @@ subparsers object.
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import threading
 
 from evalkit.analysis.formatting import count
 from evalkit.cli.paths import output_folder
-from evalkit.cli.run import parse_rate
+from evalkit.cli.run import parse_rate, parse_seconds
+from evalkit.cli.span_options import add_custom_dir, add_session_attribute
 from evalkit.errors import EvalkitError
 
 
@@ -66,9 +68,7 @@ def register(commands) -> None:
         default=[],
         help="span evaluator: Builtin.<Name> (AgentCore built-in LLM judge) or custom-evaluators/NAME/NAME.py (repeat, up to 10)",
     )
-    sv.add_argument(
-        "--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)"
-    )
+    add_custom_dir(sv)
     sv.add_argument(
         "--filter",
         metavar="KEY=VALUE",
@@ -93,7 +93,7 @@ def register(commands) -> None:
     sv.add_argument(
         "--idle-timeout",
         metavar="SECONDS",
-        type=float,
+        type=parse_seconds,
         default=60.0,
         help="close a connection that sends no request for SECONDS (default 60)",
     )
@@ -108,7 +108,7 @@ def register(commands) -> None:
     sv.add_argument(
         "--timeout",
         metavar="SECONDS",
-        type=float,
+        type=parse_seconds,
         default=300.0,
         help="per evaluator call (default 300, as Lambda)",
     )
@@ -117,12 +117,7 @@ def register(commands) -> None:
         default="Bedrock-AgentCore/Evaluations",
         help="EMF metric namespace (default %(default)s)",
     )
-    sv.add_argument(
-        "--session-attribute",
-        metavar="NAME",
-        help="span or resource attribute holding the session id (default: session.id, gen_ai.conversation.id "
-        "and the other session attributes agent frameworks emit; a trace with none is its own session)",
-    )
+    add_session_attribute(sv)
     sv.set_defaults(func=serve_main)
 
     st = commands.add_parser(
@@ -136,10 +131,14 @@ def register(commands) -> None:
 
 
 def parse_percentage(text: str) -> float:
+    """A percentage, ``50`` or ``50%`` (a finite number: ``nan`` and ``inf`` are refused here; the range is
+    checked by the command, as AgentCore's)."""
     try:
         value = float(text.rstrip("%"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage: write e.g. 10 or 10%") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage: write e.g. 10 or 10%")
     return value
 
 

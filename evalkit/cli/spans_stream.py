@@ -17,6 +17,8 @@ import time
 
 from evalkit.analysis.formatting import count
 from evalkit.cli.paths import output_folder
+from evalkit.cli.run import parse_seconds
+from evalkit.cli.span_options import add_custom_dir, add_session_attribute
 from evalkit.cli.spans_serve import parse_percentage
 from evalkit.errors import EvalkitError
 
@@ -81,9 +83,7 @@ def register(commands) -> None:
         help="span evaluator: Builtin.<Name> (AgentCore built-in LLM judge), custom-evaluators/NAME/NAME.py "
         "(code-based) or custom-evaluators/NAME/NAME.json (LLM judge) (repeat, up to 10)",
     )
-    st.add_argument(
-        "--custom-dir", metavar="DIR", help="span evaluators folder (default: ./custom-evaluators)"
-    )
+    add_custom_dir(st)
     st.add_argument(
         "--no-ship",
         action="store_true",
@@ -111,7 +111,9 @@ def register(commands) -> None:
         help="as spans serve: KEY=VALUE, KEY!=VALUE, KEY~=VALUE, KEY!~=VALUE, KEY>N, KEY<N, KEY>=N, KEY<=N "
         "(AgentCore's eight operators; at most 5, all must match)",
     )
-    st.add_argument("--timeout", metavar="SECONDS", type=float, default=300.0, help="per evaluator call")
+    st.add_argument(
+        "--timeout", metavar="SECONDS", type=parse_seconds, default=300.0, help="per evaluator call"
+    )
     st.add_argument(
         "--concurrency",
         metavar="N",
@@ -123,7 +125,7 @@ def register(commands) -> None:
     st.add_argument(
         "--judge-timeout",
         metavar="SECONDS",
-        type=float,
+        type=parse_seconds,
         default=120.0,
         help="per LLM judge call (default 120)",
     )
@@ -139,19 +141,16 @@ def register(commands) -> None:
     st.add_argument(
         "--max-files-per-trigger", metavar="N", type=int, help="files per micro-batch (backfills)"
     )
-    st.add_argument(
-        "--session-attribute",
-        metavar="NAME",
-        help="span or resource attribute holding the session id (default: session.id, gen_ai.conversation.id "
-        "and the other session attributes agent frameworks emit; a trace with none is its own session)",
-    )
+    add_session_attribute(st)
     st.set_defaults(func=stream_main)
 
 
 def stream_main(args) -> int:
     from evalkit.cli.run_spark import spark_errors
+    from evalkit.spans.online.session_tracking import check_sampling
     from evalkit.spark.requirements import require_pyspark
 
+    check_sampling(args.sampling, "--sampling")  # AgentCore's range, as spans serve: before Spark starts
     require_pyspark()
     from evalkit.spark.session import get_session
     from evalkit.spark.stream_sink import read_parts

@@ -14,6 +14,7 @@ import sys
 
 from evalkit.analysis.formatting import count
 from evalkit.cli.paths import output_file
+from evalkit.cli.span_options import add_log_level, add_session_attribute
 from evalkit.spans.online.session_tracking import Filter
 
 
@@ -76,18 +77,12 @@ def register(commands) -> None:
         help="at most N items (threads, by session), drawn at random with --seed",
     )
     parser.add_argument("--seed", metavar="S", type=int, default=0, help="seed of --sample (default 0)")
-    parser.add_argument(
-        "--session-attribute",
-        metavar="NAME",
-        help="span or resource attribute holding the session id (default: session.id and the other session "
-        "attributes agent frameworks emit; a store's sessions were decided when its spans arrived)",
+    add_session_attribute(
+        parser,
+        "session.id and the other session attributes agent frameworks emit; a store's sessions were decided "
+        "when its spans arrived",
     )
-    parser.add_argument(
-        "--log-level",
-        choices=("debug", "info", "warning", "error"),
-        default="warning",
-        help="info: say which span shapes each file held",
-    )
+    add_log_level(parser)
     parser.set_defaults(func=main)
 
 

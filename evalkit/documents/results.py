@@ -96,6 +96,9 @@ def results_metadata(df: pd.DataFrame, metadata: dict) -> dict:
     judge = df.attrs.get("evalkit", {}).get("judge")
     if judge:
         metadata["extensions"] = {**(metadata.get("extensions") or {}), "dev.evalkit.judge": judge}
+    samples = df.attrs.get("evalkit", {}).get("samples")  # --samples K: k, pass_rule, flaky_rows
+    if samples:
+        metadata["extensions"] = {**(metadata.get("extensions") or {}), "dev.evalkit.samples": samples}
     return metadata
 
 

@@ -169,7 +169,8 @@ def read_run(path: str | os.PathLike, *, validate: bool | None = None) -> pd.Dat
     columns (see the module docstring), ``status`` comes from the row, ``error_code`` / ``error_message`` from
     its ``error``, and
     ``df.attrs["evalkit"]["scored"]`` lists the evaluator keys in first-seen order. A judged run's judge summary
-    (``metadata.extensions["dev.evalkit.judge"]``) is restored to ``attrs["evalkit"]["judge"]``.
+    (``metadata.extensions["dev.evalkit.judge"]``) is restored to ``attrs["evalkit"]["judge"]``, a sampled run's
+    ``dev.evalkit.samples`` (``--samples K``: k, pass_rule, flaky_rows) to ``attrs["evalkit"]["samples"]``.
 
     ``validate``: True checks the file against the schema first (about 0.25 ms per scored row: 2.5 s for 10,000
     rows); False never does; None (the default) reads without the check and, only if the file turns out not to
@@ -246,12 +247,20 @@ def _read(file: Path, *, validate: bool) -> pd.DataFrame:
     judge = _judge_summary(meta.get("document"))
     if judge is not None:
         meta["judge"] = judge
+    samples = _extension(meta.get("document"), "dev.evalkit.samples")  # a run with --samples K
+    if samples is not None:
+        meta["samples"] = samples
     table.attrs["evalkit"] = meta
     return table
 
 
 def _judge_summary(document: Any) -> dict | None:
+    return _extension(document, "dev.evalkit.judge")
+
+
+def _extension(document: Any, name: str) -> dict | None:
+    """The document's ``metadata.extensions[name]`` when it is a dict, else None."""
     metadata = document.get("metadata") if isinstance(document, dict) else None
     extensions = metadata.get("extensions") if isinstance(metadata, dict) else None
-    judge = extensions.get("dev.evalkit.judge") if isinstance(extensions, dict) else None
-    return judge if isinstance(judge, dict) else None
+    value = extensions.get(name) if isinstance(extensions, dict) else None
+    return value if isinstance(value, dict) else None

@@ -12,17 +12,21 @@ K result frames into the row's result:
   verdict), ``flipped`` (some passed and some failed), ``scores`` (in sample order), ``passRule``, and
   ``sampleErrors`` when some judgments failed; a row whose every judgment failed is the first one's error.
 
-May import: ``evalkit.evaluators.base``, ``evalkit.errors``.
+A run whose evaluators are all code (no LLM judge) has nothing to sample: it warns and records no samples.
+
+May import: ``evalkit.evaluators.base``, ``evalkit.documents.versions``, ``evalkit.errors``.
 """
 
 from __future__ import annotations
 
 import statistics
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
+from evalkit.documents.versions import EvalkitWarning
 from evalkit.errors import EvalkitError
 from evalkit.evaluators.base import RESULT_COLUMNS
 
@@ -107,6 +111,17 @@ def judged_k_times(
     if frames[0] is None:
         return []
     return [combine([f.loc[frames[0].index] for f in frames], rule)]
+
+
+def nothing_sampled(samples: int) -> None:
+    """Warn that ``samples`` judged nothing more than once: the run has no LLM judge (code evaluators give the
+    same verdict every time, so the run records no samples and prints no ``Flaky:`` line)."""
+    warnings.warn(
+        f"{samples} samples asked for, but no LLM judge is in this run: every row was scored once (code "
+        "evaluators give the same verdict every time)",
+        EvalkitWarning,
+        stacklevel=3,
+    )
 
 
 def flaky_rows(table: pd.DataFrame, keys: list[str]) -> int:

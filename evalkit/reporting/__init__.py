@@ -2,7 +2,8 @@
 
 - ``run_files``: ``save_results`` (results.json, results.csv, report.html of a run).
 - ``charts``: plotly figures; ``csv_file``: results.csv.
-- ``html_page``: the run's standalone report.html (``page_data``: the columns it embeds; ``page_first``: its first rows, apart, shown before the rest is read; ``assets/``: its CSS
+- ``html_page``: the run's standalone report.html (``page_data``: the columns it embeds; ``page_first``: its first rows, apart, shown before the rest is read; ``page_samples``: its flaky marks,
+  ``--samples K``; ``assets/``: its CSS
   and JS).
 - ``comparison_page``: the standalone page of two compared runs (``evalkit compare --out``).
 - ``ci_summary``: the Markdown summary for a PR comment or CI job summary (``--summary-md``), its untrusted

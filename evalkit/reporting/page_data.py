@@ -18,6 +18,7 @@ import pandas as pd
 
 from evalkit.analysis.summaries import numeric_scores
 from evalkit.documents.columns import score_column
+from evalkit.reporting.page_samples import sample_column
 
 #: Longest text (in characters) embedded per cell; longer ones are cut and end with :data:`ELLIPSIS`.
 TEXT_LIMIT = 2000
@@ -109,7 +110,8 @@ def page_columns(
 
     ``item``, ``turn``, ``thread``, ``status``, ``error``, ``prompt``, ``response``, ``expected``, then per
     evaluator ``k`` (in the order of ``evaluators``) ``ek.result``, ``ek.score``, ``ek.threshold`` (when it has
-    one), ``ek.reason`` and ``ek.error``. Prompts, responses, reasons and errors are cut to ``limit``.
+    one), ``ek.reason``, ``ek.error`` and, for a judge of a run with ``--samples``, ``ek.samples``
+    (:mod:`evalkit.reporting.page_samples`). Prompts, responses, reasons and errors are cut to ``limit``.
     """
     n = len(df)
     if "item" in df.columns:
@@ -131,3 +133,6 @@ def page_columns(
             yield f"e{k}.threshold", _scores(df, f"{key}_threshold")
         yield f"e{k}.reason", _texts(df, f"{key}_reason", limit)
         yield f"e{k}.error", _texts(df, f"{key}_error", limit)
+        sampled = sample_column(df, key)  # --samples K: pass shares, flips (reporting.page_samples)
+        if sampled is not None:
+            yield f"e{k}.samples", sampled

@@ -68,7 +68,10 @@ def test_samples_report_pass_share_flips_and_gate_by_the_pass_rule(judged, model
     )
     printed = capsys.readouterr().out
     assert code == 1, printed  # the flaky item fails under the default rule (all), so the gate fails
-    assert "Flaky: 1 of 2 rows flipped between pass and fail over 3 samples (pass rule: all)" in printed
+    assert (
+        "Flaky: 1 of 2 rows flipped between pass and fail over 3 samples (pass rule: all): Relevance 1, "
+        "professional_tone 1\n" in printed
+    )
     assert model_server.request_count == 2 * 2 * 3  # rows x judges x samples
     items = json.loads((out / "results.json").read_text())["items"]
     steady, flaky = items[0]["scores"], items[1]["scores"]
@@ -117,7 +120,73 @@ def test_samples_in_python_are_independent_cache_entries(project, model_server):
     details = four.loc[1, "relevance_details"]
     assert details["scores"] == [5.0, 1.0, 5.0, 5.0] and details["passShare"] == 0.75
     assert four.loc[1, "relevance_result"] == "pass" and four.attrs["evalkit"]["samples"]["flaky_rows"] == 1
+    flaky = evalkit.flaky_items(four)
+    assert flaky[["item", "evaluator", "result", "pass_share"]].values.tolist() == [
+        [1, "Relevance", "pass", 0.75],
+        [1, "professional_tone", "pass", 0.75],
+    ]
+    assert flaky["scores"].tolist() == [[5.0, 1.0, 5.0, 5.0]] * 2 and set(flaky["pass_rule"]) == {"majority"}
+    assert evalkit.flaky_items(plain).empty and list(evalkit.flaky_items(plain).columns)[:3] == [
+        "item",
+        "turn",
+        "prompt",
+    ]
     with pytest.raises(EvalkitError, match="pass_rule='most'"):
         evalkit.evaluate(evalkit.load(DOC), samples=2, pass_rule="most", **run)
     with pytest.raises(EvalkitError, match="samples=0"):
         evalkit.evaluate(evalkit.load(DOC), samples=0, **run)
+
+
+def test_runs_compare_and_a_reread_run_know_how_the_verdicts_were_made(judged, project, capsys):
+    from evalkit.analysis.history import runs
+    from evalkit.documents.run_reader import read_run
+
+    results = project.root / "results"
+    assert main(["run", str(judged), "--out", str(results / "once"), "--concurrency", "1"]) == 0
+    assert main(["run", str(judged), "--out", str(results / "three"), "--samples", "3"]) == 0
+    capsys.readouterr()
+    reread = read_run(results / "three" / "results.json")
+    assert reread.attrs["evalkit"]["samples"] == {"k": 3, "pass_rule": "all", "flaky_rows": 1}
+    from evalkit.reporting.notebook_report.run_facts import header
+
+    assert "1 flaky row over 3 samples (pass rule all)" in header(reread).html  # evalkit report's facts line
+    assert "samples" not in header(read_run(results / "once" / "results.json")).html
+    table = runs(results)
+    assert table["samples"].tolist() == [1, 3] and table["pass_rule"].tolist() == [None, "all"]
+    assert table["flaky_rows"].isna().tolist() == [True, False] and table["flaky_rows"].iloc[1] == 1
+
+    assert main(["runs", str(results)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[-2:] == ["samples", "flaky_rows"]
+    assert lines[1].split()[-1] == "1" and lines[2].split()[-3:] == ["3", "(all)", "1"]
+
+    main(["compare", str(results / "once"), str(results / "three")])
+    out = capsys.readouterr().err
+    assert (
+        "Warning: Verdicts made differently. once judged each row once; three judged each row 3 times, pass rule "
+        "all, 1 row flipped." in out
+    )
+    changed = evalkit.compare(read_run(results / "once"), read_run(results / "three")).regressed
+    assert changed["item"].tolist() == [1]  # the flaky item: passed judged once, fails by the rule all
+    assert (
+        "Relevance: pass \u2192 fail (5 \u2192 5) [B flaky: 2 of 3 judgments passed]" in changed["changes"][0]
+    )
+    main(["compare", str(results / "three"), str(results / "three")])
+    assert "Verdicts made differently" not in capsys.readouterr().err
+
+
+def test_samples_without_an_llm_judge_warn_and_record_nothing(project, capsys):
+    from evalkit.documents.versions import EvalkitWarning
+
+    doc = {
+        "schemaVersion": "1.11.0",
+        "default_evaluators": {"ExactMatch": {}},
+        "items": [{"prompt": "p", "response": "yes", "expected_response": "yes"}],
+    }
+    with pytest.warns(EvalkitWarning, match="3 samples asked for, but no LLM judge is in this run"):
+        scored = evalkit.evaluate(evalkit.load(doc), samples=3, progress=False)
+    assert "samples" not in scored.attrs["evalkit"]
+    (project.root / "doc.json").write_text(json.dumps(doc))
+    assert main(["run", "doc.json", "--out", "out", "--samples", "3"]) == 0
+    out, err = capsys.readouterr()
+    assert "Flaky:" not in out and "Warning: 3 samples asked for, but no LLM judge" in err

@@ -108,6 +108,8 @@
       tr.appendChild(el("td", "num", fmt(cols[pre + "score"][i])));
       tr.appendChild(el("td", "num", fmt(value(pre + "threshold", i))));
       var cell = el("td");
+      var judged = value(pre + "samples", i);  /* --samples K: every judgment, flaky or not */
+      if (judged) { cell.appendChild(el("div", "iv-samples" + (judged.f ? " flaky" : ""), page.samplesText(judged))); }
       if (cols[pre + "reason"][i]) { cell.appendChild(el("div", "iv-text", cols[pre + "reason"][i])); }
       if (cols[pre + "error"][i]) { cell.appendChild(el("div", "err", cols[pre + "error"][i])); }
       tr.appendChild(cell);

@@ -64,10 +64,33 @@
     var tip = evals[k].name + ": " + result + (score ? " \u00b7 score " + score : "");
     var thr = value(pre + "threshold", i);
     if (thr !== null && thr !== undefined) { tip += " (threshold " + formatNumber(thr) + ")"; }
+    var judged = value(pre + "samples", i);
+    if (judged && judged.f) {
+      node.classList.add("flaky");
+      node.appendChild(el("span", "chip-flaky", "flaky " + passedOf(judged)));
+    }
+    if (judged) { tip += "\n" + samplesText(judged); }
     var reason = cols[pre + "reason"][i] || cols[pre + "error"][i];
     node.title = reason ? tip + "\n" + reason : tip;
     return node;
   }
+
+  /* --samples K (evalkit.reporting.page_samples): {p: pass share, n: K, f: flipped, s: scores, r: pass rule} */
+  function passedOf(judged) {
+    var count = judged.s.length || judged.n;
+    return Math.round(judged.p * count) + "/" + count + " pass";
+  }
+
+  function samplesText(judged) {
+    var count = judged.s.length || judged.n;
+    var text = (judged.f ? "flaky: " : "") + Math.round(judged.p * count) + " of " + counted(count, "judgment") +
+      " passed (" + formatNumber(judged.p, "rate") + ")";
+    if (judged.s.length) { text += ", scores " + judged.s.map(function (v) { return formatNumber(v); }).join(", "); }
+    if (count < judged.n) { text += "; " + (judged.n - count) + " of " + judged.n + " samples failed"; }
+    return judged.r ? text + "; pass rule: " + judged.r : text;
+  }
+
+  function flipped(k, i) { var c = cols["e" + k + ".samples"]; return !!(c && c[i] && c[i].f); }
 
   function textCell(cls, text, emptyLabel) {
     var td = el("td", cls);
@@ -121,6 +144,9 @@
       for (var f = 0; f < fields.length; f++) {
         if (fields[f][i]) { parts.push(fields[f][i]); }
       }
+      for (var j = 0; j < evals.length; j++) {
+        if (flipped(j, i)) { parts.push("flaky " + evals[j].name); }
+      }
       haystack[i] = parts.join("\n").toLowerCase();
     }
   }
@@ -150,16 +176,22 @@
     if (query && haystack === null) { buildHaystack(); }
     var evalResults = null;
     var evalWanted = "";
+    var flakyOf = null;
     if (state.evalFilter) {
       var sep = state.evalFilter.indexOf(":");
       evalResults = cols["e" + state.evalFilter.slice(0, sep) + ".result"];
       evalWanted = state.evalFilter.slice(sep + 1);
+      if (evalWanted === "flaky") {
+        flakyOf = state.evalFilter.slice(0, sep);
+        evalResults = null;
+      }
     }
     var tags = column("tags");
     order = [];
     for (var i = 0; i < total; i++) {
       if (state.status && cols.status[i] !== state.status) { continue; }
       if (evalResults && evalResults[i] !== evalWanted) { continue; }
+      if (flakyOf !== null && !flakyRow(flakyOf, i)) { continue; }
       if (state.tag && !(tags && tags[i] && tags[i].indexOf(state.tag) >= 0)) { continue; }
       if (query && haystack[i].indexOf(query) < 0) { continue; }
       order.push(i);
@@ -215,6 +247,25 @@
     select.appendChild(node);
   }
 
+  /* "k:flaky" keeps the rows evaluator k's judgments flipped on; "*:flaky" those of any evaluator */
+  function flakyRow(which, i) {
+    if (which !== "*") { return flipped(parseInt(which, 10), i); }
+    for (var k = 0; k < evals.length; k++) { if (flipped(k, i)) { return true; } }
+    return false;
+  }
+
+  /* the filter's flaky choices, for each evaluator judged K times (again once the whole data is read) */
+  var flakyChoices = {};
+  function flakyOptions() {
+    var select = byId("f-eval");
+    for (var k = 0; k < evals.length; k++) {
+      if (!cols["e" + k + ".samples"] || flakyChoices[k]) { continue; }
+      if (!flakyChoices["*"]) { flakyChoices["*"] = true; option(select, "*:flaky", "any evaluator: flaky"); }
+      flakyChoices[k] = true;
+      option(select, k + ":flaky", evals[k].name + ": flaky");
+    }
+  }
+
   function fillControls() {
     var evalSelect = byId("f-eval");
     var sortSelect = byId("f-sort");
@@ -230,6 +281,7 @@
     names.sort();
     names.forEach(function (name) { option(byId("f-tag"), name, name); });
     byId("f-tag").parentNode.hidden = names.length === 0;
+    flakyOptions();
   }
 
   fillControls();
@@ -298,6 +350,7 @@
     data.columns = cols;
     window.EvalkitPage.cols = cols;
     ready = true;
+    flakyOptions();
     var page = state.page;
     filterOrder();
     state.page = Math.min(page, pageCount() - 1);
@@ -309,5 +362,5 @@
   }
 
   window.EvalkitPage = { data: data, cols: cols, evals: evals, el: el, badge: badge, formatNumber: formatNumber,
-    value: value, itemLabel: itemLabel, load: load };
+    value: value, itemLabel: itemLabel, load: load, samplesText: samplesText };
 })();

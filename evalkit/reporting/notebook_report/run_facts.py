@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit.analysis.formatting import count, percent
+from evalkit.analysis.run_identity import run_identity
 from evalkit.analysis.summaries import STATUSES, scored_evaluators, status_counts
 from evalkit.documents.versions import EVALKIT_VERSION as __version__
 from evalkit.reporting.fragments import render
@@ -107,6 +108,11 @@ def header(run: pd.DataFrame, title: str | None = None, baseline: pd.DataFrame |
         count(items, "item"),
         count(len(scored_evaluators(run)), "evaluator"),
     ]
+    sampled = run_identity(run)["samples"]  # --samples K: how the verdicts were made, and how many flipped
+    if sampled:
+        flaky = sampled["flaky_rows"]
+        flipped = f"{count(flaky, 'flaky row')} " if flaky is not None else ""
+        facts.append(f"{flipped}over {sampled['k']} samples (pass rule {sampled['pass_rule']})")
     if baseline is not None:
         facts.insert(1, f"baseline {_run_name(baseline)[:200]}")
     evaluated = _scalar(_metadata(run).get("evaluatedAt"), 40)
