@@ -30,13 +30,13 @@ CASES = {
     ),
     "no command": (
         [],
-        "Error: no command given: choose one of run, validate, new, cache, compare, report, runs, spans\n"
+        "Error: no command given: choose one of run, validate, new, cache, compare, report, runs, spans, align\n"
         "see `evalkit --help`\n",
     ),
     "unknown command": (
         ["rnu"],
         "Error: COMMAND: invalid choice: 'rnu' (choose from 'run', 'validate', 'new', 'cache', 'compare', "
-        "'report', 'runs', 'spans')\nsee `evalkit --help`\n",
+        "'report', 'runs', 'spans', 'align')\nsee `evalkit --help`\n",
     ),
     "run without a document": (
         ["run"],
