@@ -12,6 +12,8 @@ the verdict), 2 for user mistakes, 3 when no judge model is configured.
 
 from __future__ import annotations
 
+import argparse
+import math
 from pathlib import Path
 
 from evalkit.cli.judge_cost import price_argument
@@ -41,7 +43,7 @@ def register(subparsers) -> None:
         help="model (deployment) proposing prompts, on the judge's endpoint",
     )
     parser.add_argument(
-        "--holdout", metavar="SHARE", type=float, default=0.5, help="share held out (default 0.5)"
+        "--holdout", metavar="SHARE", type=parse_share, default=0.5, help="share held out (default 0.5)"
     )
     parser.add_argument(
         "--seed", metavar="N", type=int, default=0, help="seed of the split and bootstrap (0)"
@@ -92,3 +94,16 @@ def main(args) -> int:
     )
     print(result.text() if args.dry_run else result.table())
     return 0
+
+
+def parse_share(text: str) -> float:
+    """A share of the labelled items strictly between 0 and 1: ``0.3`` or ``30%``."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a share: write e.g. 0.5 or 50%") from None
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a share between 0 and 1 (or 0% and 100%), both excluded"
+        )
+    return value

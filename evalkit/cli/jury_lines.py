@@ -21,7 +21,8 @@ def jury_lines(table) -> list[str]:
             alpha = jury.get("alpha")
             agreement = "alpha undefined" if alpha is None else f"alpha {alpha:.2f} on scores"
             jurors = ", ".join(
-                f"{j['label']} ({count(j['calls'], 'call')}, {cost_text(j.get('cost'))})" for j in jury["jurors"]
+                f"{j['label']} ({count(j['calls'], 'call')}, {cost_text(j.get('cost'))})"
+                for j in jury["jurors"]
             )
             lines.append(
                 f"Jury {name}: {count(len(jury['jurors']), 'juror')} ({jury['combine']}), {agreement}, "

@@ -60,3 +60,20 @@ def _actions(parser: argparse.ArgumentParser):
 def test_no_option_of_any_command_is_a_bare_float():
     bare = [f"{prog} {'/'.join(a.option_strings)}" for prog, a in _actions(build_parser()) if a.type is float]
     assert bare == []
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "0", "1", "100%"])
+def test_align_holdout_is_a_share_strictly_between_0_and_1(capsys, value):
+    with pytest.raises(SystemExit) as exit_info:
+        parse(build_parser(), ["align", "Relevance", "--labels", "x.labels.json", f"--holdout={value}"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert err == (
+        f"Error: --holdout: {value!r} is not a share between 0 and 1 (or 0% and 100%), both excluded\n"
+        "see `evalkit align --help`\n"
+    )
+
+
+def test_align_holdout_takes_a_share_or_a_percentage():
+    args = parse(build_parser(), ["align", "Relevance", "--labels", "x.labels.json", "--holdout", "30%"])
+    assert args.holdout == pytest.approx(0.3)
