@@ -100,7 +100,7 @@ def save_results(
 
 
 def _write_json(root: dict, path: Path) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
+    with open(path, "wb") as handle:
         write_document(root, handle)
 
 
