@@ -24,7 +24,9 @@ SCRIPT = (
 def _run(tmp_path: Path, *options: str) -> subprocess.CompletedProcess:
     items = [{"prompt": f"q{i}", "expected_response": "a", "response": "a" if i else "b"} for i in range(3)]
     doc = tmp_path / "doc.json"
-    doc.write_text(json.dumps({"schemaVersion": "1.11.0", "default_evaluators": {"ExactMatch": {}}, "items": items}))
+    doc.write_text(
+        json.dumps({"schemaVersion": "1.11.0", "default_evaluators": {"ExactMatch": {}}, "items": items})
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     args = [sys.executable, "-c", SCRIPT, "run", str(doc), "--out", str(tmp_path / "out"), *options]
     return subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
