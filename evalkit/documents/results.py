@@ -42,7 +42,11 @@ def iter_score_collections(df: pd.DataFrame, order=None) -> Iterator[dict]:
     specs = []
     for spec in scored:
         key = spec["key"]
-        names = [f"{key}_result", score_column(key), *(f"{key}_{p}" for p in ("threshold", "reason", "error"))]
+        names = [
+            f"{key}_result",
+            score_column(key),
+            *(f"{key}_{p}" for p in ("threshold", "reason", "error")),
+        ]
         arrays = [_array(df[name], name == names[1]) for name in (*names, f"{key}_code", f"{key}_details")]
         thresholds = None
         if spec["has_threshold"]:

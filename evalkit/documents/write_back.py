@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalkit.documents.evaluator_maps import upstream_evaluator_map
 from evalkit.documents import results
+from evalkit.documents.evaluator_maps import upstream_evaluator_map
 from evalkit.documents.results import iter_score_collections
 from evalkit.documents.statuses import thread_summary
 
