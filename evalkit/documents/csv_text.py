@@ -23,6 +23,18 @@ from pandas.api.types import infer_dtype
 
 __all__ = ["fast_dtype", "write_columns"]
 
+#: pandas' nullable integer and boolean dtypes (missing values are written as empty cells).
+_MASKED = (
+    pd.Int8Dtype,
+    pd.Int16Dtype,
+    pd.Int32Dtype,
+    pd.Int64Dtype,
+    pd.UInt8Dtype,
+    pd.UInt16Dtype,
+    pd.UInt32Dtype,
+    pd.UInt64Dtype,
+    pd.BooleanDtype,
+)
 #: Characters that make the ``csv`` writer (and evalkit, for ``\r``) quote a field.
 _SPECIAL = (",", '"', "\n", "\r")
 
@@ -31,7 +43,7 @@ def fast_dtype(dtype) -> bool:
     """True when a column of ``dtype`` is rendered here exactly as ``to_csv`` renders it."""
     if isinstance(dtype, np.dtype):
         return dtype.kind in "fiubO"
-    return isinstance(dtype, pd.core.dtypes.dtypes.BaseMaskedDtype) and dtype.kind in "iub"
+    return isinstance(dtype, _MASKED)
 
 
 def write_columns(names: list[str], columns: list, handle, *, header: bool = True, chunk_rows: int) -> None:

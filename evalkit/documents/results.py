@@ -134,8 +134,11 @@ def _run_provenance(df: pd.DataFrame) -> dict:
     info = {"evalkit_version": __version__}
     source = df.attrs.get("evalkit", {}).get("source")
     if source and not str(source).startswith("<") and Path(source).is_file():
+        digest = hashlib.sha256()
         with open(source, "rb") as handle:  # in blocks: the whole file in memory cost its size at peak
-            info["document_sha256"] = hashlib.file_digest(handle, "sha256").hexdigest()
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        info["document_sha256"] = digest.hexdigest()
     return info
 
 
