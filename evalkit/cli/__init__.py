@@ -78,7 +78,24 @@ def main(argv: list[str] | None = None) -> int:
         code = 130
     if argv is None:  # the command itself, not a caller in the same process
         exit_despite_stray_threads(code)
+        exit_without_teardown(code)
     return code
+
+
+def exit_without_teardown(code: int) -> None:
+    """End the command's process now: atexit handlers run and the output is flushed as at a normal exit, but
+    the interpreter does not free every object one by one first (about 0.3 s after a 100,000-row run, issue
+    20). Returns, for the normal exit, only when flushing fails (a closed pipe: Python reports it as usual)."""
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()  # what a normal exit runs: logging.shutdown, temporary folders, coverage
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(code)
 
 
 def exit_despite_stray_threads(code: int) -> None:

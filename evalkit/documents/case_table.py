@@ -12,6 +12,7 @@ import copy
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from evalkit.documents.evaluator_maps import resolve_allowed_tools, resolve_row_evaluators
@@ -108,6 +109,9 @@ def _case_table(data: dict, source: str) -> pd.DataFrame:
         "source": entries,
         "thread_source": thread_sources,
     }
+    for name, values in columns.items():
+        if isinstance(values, list) and name != "item":
+            columns[name] = _objects(values)
     frame = pd.DataFrame(columns, columns=list(CASE_COLUMNS))
     if "default_allowed_tools" in root or any("allowed_tools" in e for e in entries):
         default = root.get("default_allowed_tools")
@@ -117,6 +121,12 @@ def _case_table(data: dict, source: str) -> pd.DataFrame:
         ]
     frame.attrs["evalkit"] = {"document": root, "source": source}
     return frame
+
+
+def _objects(values: list) -> np.ndarray:
+    """``values`` as an object array, each value one cell: ``np.fromiter`` does not look into the lists and dicts
+    that pandas' own conversion inspects (about 30 ms a column at 100,000 rows, issue 20)."""
+    return np.fromiter(values, dtype=object, count=len(values))
 
 
 def document_path(df: pd.DataFrame) -> Path | None:

@@ -8,6 +8,7 @@ field (``score``, ``match`` for exactMatch, ``count`` for citations, the folder 
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.documents.columns import score_column
+from evalkit.documents.json_items import encode_items, json_encoder
 
 __all__ = ["iter_score_collections", "results_metadata", "write_document"]
 
@@ -27,24 +29,49 @@ ERROR_PREFIX = "Evaluator failed: "
 UPSTREAM_CODES = {"evaluatorTimeout": "evaluatorError"}
 
 
+#: Rows whose column values are taken out of the table at a time while results are written, so the lists
+#: in memory stay small (issue 20: the whole table's lists added about 30 MB at 100,000 rows).
+CHUNK_ROWS = 5_000
+
+
 def iter_score_collections(df: pd.DataFrame, order=None) -> Iterator[dict]:
     """Per row (in ``order`` when given), the ``scores`` object of results.json."""
     meta = df.attrs.get("evalkit", {})
     scored = meta.get("scored") or []
     with_codes = supports_error_codes((meta.get("document") or {}).get("schemaVersion"))
-    columns = []
+    specs = []
     for spec in scored:
         key = spec["key"]
-        values = [
-            df[f"{key}_result"].tolist(),
-            _python_values(df[score_column(key)]),
-            *(df[f"{key}_{part}"].tolist() for part in ("threshold", "reason", "error", "code", "details")),
+        names = [
+            f"{key}_result",
+            score_column(key),
+            *(f"{key}_{p}" for p in ("threshold", "reason", "error")),
         ]
-        if order is not None:
-            values = [[v[i] for i in order] for v in values]
-        thresholds = {t: _integral(t) for t in set(values[2]) if t == t} if spec["has_threshold"] else None
-        columns.append((key, spec["score_field"], thresholds, values))
-    for row in range(len(df)):
+        arrays = [_array(df[name], name == names[1]) for name in (*names, f"{key}_code", f"{key}_details")]
+        thresholds = None
+        if spec["has_threshold"]:
+            thresholds = {t: _integral(t) for t in set(arrays[2].tolist()) if t == t}
+        specs.append((key, spec["score_field"], thresholds, arrays))
+    for start in range(0, len(df), CHUNK_ROWS):
+        rows = slice(start, start + CHUNK_ROWS) if order is None else order[start : start + CHUNK_ROWS]
+        columns = [(key, field, thresholds, _chunk(arrays, rows)) for key, field, thresholds, arrays in specs]
+        yield from _collections(columns, min(CHUNK_ROWS, len(df) - start), with_codes)
+
+
+def _array(column: pd.Series, score: bool) -> np.ndarray:
+    """A column's values as ``Series.tolist`` gives them (``pd.NA`` kept), the score column as ``to_numpy``."""
+    if score or isinstance(column.dtype, np.dtype):
+        return column.to_numpy()
+    return column.astype(object).to_numpy()
+
+
+def _chunk(arrays: list[np.ndarray], rows) -> list[list]:
+    values = [array[rows] for array in arrays]
+    return [values[0].tolist(), _python_values(values[1]), *(v.tolist() for v in values[2:])]
+
+
+def _collections(columns: list, count: int, with_codes: bool) -> Iterator[dict]:
+    for row in range(count):
         collection = {}
         for key, field, thresholds, (results, scores, limits, reasons, errors, codes, details) in columns:
             result = results[row]
@@ -67,9 +94,8 @@ def iter_score_collections(df: pd.DataFrame, order=None) -> Iterator[dict]:
         yield collection
 
 
-def _python_values(column: pd.Series) -> list:
+def _python_values(values: np.ndarray) -> list:
     """Scores as plain Python values: booleans and numbers stored in object columns may be numpy scalars."""
-    values = column.to_numpy()
     if values.dtype != object:
         return values.tolist()
     return [v.item() if isinstance(v, np.generic) else v for v in values.tolist()]
@@ -111,7 +137,11 @@ def _run_provenance(df: pd.DataFrame) -> dict:
     info = {"evalkit_version": __version__}
     source = df.attrs.get("evalkit", {}).get("source")
     if source and not str(source).startswith("<") and Path(source).is_file():
-        info["document_sha256"] = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+        digest = hashlib.sha256()
+        with open(source, "rb") as handle:  # in blocks: the whole file in memory cost its size at peak
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        info["document_sha256"] = digest.hexdigest()
     return info
 
 
@@ -122,24 +152,33 @@ def _now() -> str:
 def write_document(document: dict, handle) -> None:
     """Write a document as JSON with one item per line: readable, diff-friendly, and fast.
 
-    ``json.dump`` with ``indent`` falls back to the pure-Python encoder (seconds for 100,000 items);
-    encoding each top-level value and each item in one C-accelerated call keeps it well under one. A
-    document is a tree (it came from JSON), so the encoder's check for reference cycles is skipped (13% of its
-    time). orjson would be 7 times faster still, but it has no ``", "`` / ``": "`` separators and writes some
-    numbers differently (1e-05 as 0.00001, NaN as null), and folding its output into json's bytes in Python
-    costs more than it saves.
+    ``handle`` is a text or a binary file. ``json.dump`` with ``indent`` falls back to the pure-Python encoder
+    (seconds for 100,000 items), so each top-level value is encoded in one C-accelerated call, and the items by
+    orjson in chunks (:mod:`evalkit.documents.json_items`: the same bytes as the standard encoder's, which
+    writes whatever orjson writes differently).
     """
-    encode = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
-    handle.write("{")
+    encode = json_encoder()
+    binary = not isinstance(handle, io.TextIOBase)
+    write = handle.write if binary else None
+    if not binary:
+
+        def write(data: bytes) -> None:
+            handle.write(data.decode("utf-8"))
+
+    parts = []
     for number, (key, value) in enumerate(document.items()):
-        handle.write("," if number else "")
-        handle.write(f"\n  {json.dumps(key)}: ")
-        if key == "items":
-            handle.write("[")
-            for index, item in enumerate(value):
-                handle.write(",\n    " if index else "\n    ")
-                handle.write(encode(item))
-            handle.write("\n  ]")
-        else:
-            handle.write(encode(value))
-    handle.write("\n}\n")
+        parts.append("," if number else "{")
+        parts.append(f"\n  {json.dumps(key)}: ")
+        if key != "items":
+            parts.append(encode(value))
+            continue
+        parts.append("[")
+        write("".join(parts).encode("utf-8"))
+        parts = []
+        first = True
+        for chunk in encode_items(value):
+            write((b"\n    " if first else b",\n    ") + b",\n    ".join(chunk))
+            first = False
+        parts.append("\n  ]")
+    parts.append("{\n}\n" if not document else "\n}\n")
+    write("".join(parts).encode("utf-8"))

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from evalkit.documents import results
 from evalkit.documents.evaluator_maps import upstream_evaluator_map
 from evalkit.documents.results import iter_score_collections
 from evalkit.documents.statuses import thread_summary
@@ -46,27 +48,8 @@ def iter_items(df: pd.DataFrame) -> Iterator[dict]:
     if (np.diff(order) == 1).all():
         order = None  # already in document order: skip the reindexing
 
-    def column(name: str, default=None) -> list:
-        if name not in df.columns:
-            return [default] * len(df)
-        values = df[name].tolist()
-        return values if order is None else [values[i] for i in order]
-
     scores = iter_score_collections(df, order) if scored else iter([None] * len(df))
-    rows = zip(
-        column("item"),
-        column("turn"),
-        *(column(c) for c in ("prompt", "expected_response", "context", "response", "citations")),
-        column("retrieval_executions"),
-        column("tool_calls"),
-        column("extensions"),
-        column("source"),
-        column("thread_source"),
-        scores,
-        column("status"),
-        column("error_code"),
-        column("error_message"),
-    )
+    rows = zip(*_columns(df, order), scores, *_columns(df, order, ("status", "error_code", "error_message")))
     thread: dict | None = None
     thread_item = None
     for (
@@ -126,6 +109,44 @@ def iter_items(df: pd.DataFrame) -> Iterator[dict]:
         thread["turns"].append(entry)
     if thread is not None:
         yield _finish_thread(thread, scored)
+
+
+_ROW_COLUMNS = (
+    "item",
+    "turn",
+    "prompt",
+    "expected_response",
+    "context",
+    "response",
+    "citations",
+    "retrieval_executions",
+    "tool_calls",
+    "extensions",
+    "source",
+    "thread_source",
+)
+
+
+def _columns(df: pd.DataFrame, order, names: tuple[str, ...] = _ROW_COLUMNS) -> list[Iterator]:
+    """Per name, the column's values in ``order`` (None for a column the table lacks), read ``CHUNK_ROWS`` rows
+    at a time so the lists in memory stay small."""
+    return [_values(objects(df[name]) if name in df.columns else None, order, len(df)) for name in names]
+
+
+def objects(column: pd.Series) -> np.ndarray:
+    """The column's values as ``Series.tolist`` gives them, as an array (``<NA>`` stays ``pd.NA``: pandas'
+    ``to_numpy`` would make a nullable integer column's missing values NaN)."""
+    return column.to_numpy() if isinstance(column.dtype, np.dtype) else column.astype(object).to_numpy()
+
+
+def _values(array: np.ndarray | None, order, rows: int) -> Iterator:
+    if array is None:
+        yield from repeat(None, rows)
+        return
+    step = results.CHUNK_ROWS
+    for start in range(0, rows, step):
+        picked = slice(start, start + step) if order is None else order[start : start + step]
+        yield from array[picked].tolist()
 
 
 def _finish_thread(thread: dict, scored: bool) -> dict:

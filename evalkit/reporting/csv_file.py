@@ -19,7 +19,8 @@ import pandas as pd
 from evalkit.analysis.summaries import scored_evaluators
 from evalkit.documents.atomic import atomic_write
 from evalkit.documents.columns import score_column
-from evalkit.documents.csv_cells import write_frame
+from evalkit.documents.csv_cells import write_frame, write_table
+from evalkit.documents.csv_text import fast_dtype
 
 #: Leading columns of results.csv, in order; absent ones are written empty.
 BASE_COLUMNS = (
@@ -54,20 +55,32 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
 
     Columns are :func:`csv_columns`; a column the table lacks is written empty rather than dropped, so every
     results.csv of the same evaluator set has the same header. Missing scores, thresholds and ``<NA>`` turns are
-    empty cells. The write is vectorised (``DataFrame.to_csv``) and replaces ``path`` only once complete.
+    empty cells. The columns are read from ``df`` as they are (no flat copy of the table) and written by
+    :func:`~evalkit.documents.csv_cells.write_table`; ``path`` is replaced only once complete.
     """
+    names = csv_columns(df)
+    renamed = _sources(df)
+    sources = [renamed.get(name, name) for name in names]
     with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
-        write_frame(csv_frame(df), handle)
+        if df.columns.is_unique and all(s not in df.columns or fast_dtype(df[s].dtype) for s in sources):
+            write_table(names, [df[s] if s in df.columns else None for s in sources], handle)
+        else:  # rare column kinds (dates, categories): DataFrame.to_csv on the flat copy
+            write_frame(csv_frame(df), handle)
+
+
+def _sources(df: pd.DataFrame) -> dict[str, str]:
+    """results.csv column -> case-table column, where they differ (a score column named after its key)."""
+    return {
+        ev["key"]: score_column(ev["key"])
+        for ev in scored_evaluators(df)
+        if score_column(ev["key"]) != ev["key"]
+    }
 
 
 def csv_frame(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` as the flat frame results.csv holds (:func:`csv_columns`; a Spark run writes it in chunks), before
     :func:`~evalkit.documents.csv_cells.write_frame` guards its text cells."""
-    renamed = {
-        score_column(ev["key"]): ev["key"]
-        for ev in scored_evaluators(df)
-        if score_column(ev["key"]) != ev["key"]
-    }
+    renamed = {source: name for name, source in _sources(df).items()}
     source = (
         df.drop(columns=list(renamed.values()), errors="ignore").rename(columns=renamed) if renamed else df
     )

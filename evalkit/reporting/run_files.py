@@ -27,8 +27,9 @@ from evalkit.documents.write_back import document_root, iter_items
 from evalkit.reporting.csv_file import write_csv
 from evalkit.reporting.html_page import write_html
 
-#: From this many rows on, the CLI writes results.csv and report.html in a forked child process while the
-#: parent writes results.json: the three writes are independent and go to the same staging folder. (One child
+#: From this many rows on, the CLI writes report.html in a forked child process while the parent writes
+#: results.json, and results.csv in whichever of the two is done first: the writes are independent and go to
+#: the same staging folder. (One child
 #: for both: a child per file was slower on a busy two-core machine, 27-36 s against 15-24 s at 100,000 rows.)
 PARALLEL_ROWS = 20_000
 
@@ -53,9 +54,9 @@ def save_results(
 
     ``extra`` maps more file names of the set (``spans.jsonl``) to a function that writes that file at the
     path it is given. Returns the final paths by kind (``json``, ``csv``, ``html``, then the ``extra`` names).
-    ``parallel=True`` (the CLI's choice for large runs) writes the CSV and the HTML report in a forked child
-    while this process writes the JSON, using a second core; the child dies with this process and is waited
-    for before the swap. When forking is not safe (no ``os.fork``, other threads running) or the child fails,
+    ``parallel=True`` (the CLI's choice for large runs) writes the HTML report in a forked child while this
+    process writes the JSON, using a second core, and the CSV in whichever is done first; the child dies with
+    this process and is waited for before the swap. When forking is not safe (no ``os.fork``, other threads running) or the child fails,
     everything is written here, one file after the other. ``history``: a folder of earlier runs
     (:func:`evalkit.runs`); report.html then shows the trend of pass rates across them and this run.
     """
@@ -83,24 +84,38 @@ def save_results(
             for write in tables.values():
                 write()
 
-        child = _fork_writer(write_tables) if parallel and rows >= PARALLEL_ROWS else None
+        token = _Token() if parallel and rows >= PARALLEL_ROWS else None
+        child = None
+
+        def child_writes() -> None:
+            tables["html"]()
+            if token.take():
+                tables["csv"]()
+
+        if token is not None:
+            child = _fork_writer(child_writes)
         try:
             kill_point("forked")
             timed(staged["json"], rows, lambda: _write_json(root, staged["json"]))
             for name, write in extra.items():
                 write(staging / name)
+            if child is not None and token.take():  # the child is still on the page: the CSV is written here
+                tables["csv"]()
         except BaseException:
             if child is not None:
                 os.kill(child, signal.SIGKILL)
                 os.waitpid(child, 0)
             raise
+        finally:
+            if token is not None:
+                token.close()
         if child is None or not _child_succeeded(child):
             write_tables()
     return {**{kind: out / name for kind, name in _NAMES.items()}, **{name: out / name for name in extra}}
 
 
 def _write_json(root: dict, path: Path) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
+    with open(path, "wb") as handle:
         write_document(root, handle)
 
 
@@ -112,6 +127,27 @@ def timed(path: Path, rows: int, write: Callable[[], Any]) -> None:
         seconds = time.perf_counter() - started
         megabytes = path.stat().st_size / 1e6
         log.debug("wrote %s (%s rows, %.1f MB) in %.2f s", path.name, f"{rows:,}", megabytes, seconds)
+
+
+class _Token:
+    """One byte in a pipe shared with the forked writer: whichever process reads it first writes results.csv
+    (the parent once results.json is written, the child once report.html is), so neither waits idle while the
+    other has two files left (issue 20)."""
+
+    def __init__(self) -> None:
+        self._read, write = os.pipe()
+        os.write(write, b"1")
+        os.close(write)
+        os.set_blocking(self._read, False)
+
+    def take(self) -> bool:
+        try:
+            return os.read(self._read, 1) == b"1"
+        except (BlockingIOError, OSError):
+            return False
+
+    def close(self) -> None:
+        os.close(self._read)
 
 
 def _fork_writer(write: Callable[[], Any]) -> int | None:

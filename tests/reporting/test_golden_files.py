@@ -112,6 +112,24 @@ def test_csv_written_in_chunks_keeps_its_bytes(tmp_path, monkeypatch):
     assert files["results.csv"] == (GOLDEN / "expected" / "varied" / "results.csv").read_bytes()
 
 
+@pytest.mark.parametrize("name", ["varied", "prompts-retrieval-complex"])
+def test_rows_in_any_order_and_chunks_keep_their_bytes(name, tmp_path, monkeypatch):
+    """results.json reads the table's columns a chunk of rows at a time, in (item, turn) order: a shuffled
+    table and chunk edges inside threads change nothing."""
+    from evalkit.documents import json_items, results
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(results, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(json_items, "CHUNK_ITEMS", 3)
+    scored = scored_case(name)
+    shuffled = scored.sample(frac=1, random_state=3)
+    assert shuffled["item"].tolist() != scored["item"].tolist()
+    shuffled.attrs = scored.attrs
+    paths = evalkit.save_results(shuffled, tmp_path / "out")
+    expected = (GOLDEN / "expected" / name / "results.json").read_bytes()
+    assert masked(paths["json"].read_bytes()) == expected
+
+
 def regenerate() -> None:
     import tempfile
 

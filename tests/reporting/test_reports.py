@@ -244,22 +244,22 @@ def test_csv_write_is_atomic(tmp_path, monkeypatch):
     write_csv(scored_table(), path)
     before = path.read_bytes()
 
-    from evalkit.documents import csv_cells
+    from evalkit.documents import csv_cells, csv_text
 
-    real_to_csv = pd.DataFrame.to_csv
+    real_rows = csv_text._row_text
     chunks = []
 
-    def broken_to_csv(self, *args, **kwargs):  # the first chunk of rows is written, the second fails
-        chunks.append(len(self))
-        if len(chunks) > 1:
+    def broken_rows(cells):  # the header and the first chunk of rows are written, the second chunk fails
+        chunks.append(len(cells[0]))
+        if len(chunks) > 2:
             raise OSError("disk full")
-        return real_to_csv(self, *args, **kwargs)
+        return real_rows(cells)
 
     monkeypatch.setattr(csv_cells, "CHUNK_ROWS", 1)
-    monkeypatch.setattr(pd.DataFrame, "to_csv", broken_to_csv)
+    monkeypatch.setattr(csv_text, "_row_text", broken_rows)
     with pytest.raises(OSError, match="disk full"):
         write_csv(scored_table().iloc[:2], path)
-    assert chunks == [1, 1]
+    assert chunks == [1, 1, 1]
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["results.csv"]
 
