@@ -10,5 +10,6 @@ EVALKIT_SCREENSHOTS=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -m 
   "tests/reporting/browser/test_run_page.py::test_item_view_shows_the_whole_item_and_its_trace" \
   "tests/reporting/browser/test_compare_page.py::test_comparison_page_warns_colours_nothing_unsupported_and_diffs_words" \
   "tests/reporting/browser/test_flaky_marks.py::test_flaky_items_are_marked_with_their_pass_share" \
-  "tests/reporting/browser/test_flaky_marks.py::test_the_item_view_shows_every_judgment"
+  "tests/reporting/browser/test_flaky_marks.py::test_the_item_view_shows_every_judgment" \
+  "tests/reporting/browser/test_pairwise_page.py"
 ls -l docs/screenshots/*.png
