@@ -145,8 +145,8 @@ class Alignment:
         lines.append(
             f"Held-out agreement ({self.held_out_n} rows, {self.confidence:.0%} bootstrap intervals):"
         )
-        lines.append(fmt.format(*head))
-        lines += [fmt.format(*r) for r in body]
+        lines.append(fmt.format(*head).rstrip())
+        lines += [fmt.format(*r).rstrip() for r in body]
         lines.append(f"Verdict: {self.verdict_text()}")
         c = self.cost
         lines.append(
