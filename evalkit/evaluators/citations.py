@@ -103,14 +103,27 @@ _INDEX, _LINK, _NUMBERED_URL = 0, 1, 2
 _NONE: tuple[list[int], list[tuple[str, str]]] = ([], [])
 
 
+#: Rows per scan: the joined text of a pass stays small (about 1 MB at ~100 characters a row), so the scan
+#: adds little memory at peak; rows are independent, so the split changes nothing else.
+_PASS_ROWS = 10_000
+
+
 def _found(responses: list[str], styles: frozenset) -> list[tuple[list[int], list[tuple[str, str]]]]:
     """Per response, ``(sorted distinct citation indices, [(url, link text)])`` in ``styles``, ``([], [])``
     for none.
 
-    One regex pass over the whole column: the responses are joined with NUL, which the joined patterns
+    One regex pass per ``_PASS_ROWS`` rows: the responses are joined with NUL, which the joined patterns
     never cross, so each match lies in one row (found from its offset); a marker is classified once per
-    distinct match. A column with a NUL in some response is scanned row by row with the plain patterns.
+    distinct match. A pass with a NUL in some response is scanned row by row with the plain patterns.
     """
+    found: list[tuple[list[int], list[tuple[str, str]]]] = []
+    for start in range(0, len(responses), _PASS_ROWS):
+        found += _found_pass(responses[start : start + _PASS_ROWS], styles)
+    return found
+
+
+def _found_pass(responses: list[str], styles: frozenset) -> list[tuple[list[int], list[tuple[str, str]]]]:
+    """``_found`` for one pass of rows."""
     n = len(responses)
     joined = _SEP.join(responses)
     if joined.count(_SEP) != n - 1:

@@ -49,3 +49,14 @@ def test_a_response_holding_nul_is_read_as_it_is():
     out = scored(responses)
     assert out["score"].tolist() == [2, 2, 0]
     assert out["details"].iloc[1] == {"format": "mixed", "citations": [{"index": 3}, {"index": 4}]}
+
+
+def test_passes_of_a_few_rows_give_the_same_results(monkeypatch):
+    from evalkit.evaluators import citations
+
+    responses = [text for text, _ in ROWS] * 3 + ["[7]\x00"]  # the last pass holds a NUL
+    whole = scored(responses)
+    monkeypatch.setattr(citations, "_PASS_ROWS", 4)
+    split = scored(responses)
+    assert split["score"].tolist() == whole["score"].tolist() == [n for _, n in ROWS] * 3 + [1]
+    assert split["details"].tolist() == whole["details"].tolist()
