@@ -155,7 +155,7 @@ def _run(args) -> int:
         raise EvalkitError("--master is for --engine spark")
     from evalkit import engine
     from evalkit.analysis.formatting import count, percent
-    from evalkit.analysis.summaries import status_counts
+    from evalkit.analysis.summaries import status_counts, summary
     from evalkit.documents import case_table as documents
     from evalkit.reporting.run_files import save_results
 
@@ -191,18 +191,32 @@ def _run(args) -> int:
         from evalkit.agents.span_capture import write_spans_jsonl
 
         extra["spans.jsonl"] = lambda target: spans.append(write_spans_jsonl(scored, target))
+    tallies = {}
+
+    def tally() -> None:  # while the forked writer finishes the page: the numbers printed below
+        tallies["counts"], tallies["summary"] = status_counts(scored), summary(scored)
+
     try:
-        paths = save_results(scored, out, parallel=True, extra=extra, history=getattr(args, "history", None))
+        paths = save_results(
+            scored,
+            out,
+            parallel=True,
+            extra=extra,
+            history=getattr(args, "history", None),
+            while_waiting=tally,
+        )
     except OSError as exc:
         raise EvalkitError(f"cannot write results to {shown(out)}: {exc.strerror or exc}") from None
-    counts = status_counts(scored)
+    if not tallies:  # a save_results that did not call back (as tests may substitute)
+        tally()
+    counts = tallies["counts"]
     total = counts["total"]
     rate = counts["pass"] / total if total else 0.0
     print(
         f"{count(total, 'row')}: {counts['pass']} pass, {counts['fail']} fail, {counts['partial']} partial, "
         f"{counts['error']} error (pass rate {percent(rate)}) in {time.perf_counter() - started:.2f} s"
     )
-    _print_evaluators(scored)
+    print_summary(tallies["summary"])
     judge = scored.attrs["evalkit"].get("judge")
     if judge:
         print(judge_line(judge))
@@ -241,12 +255,6 @@ def _model_config(args) -> dict | None:
         )
     config.pop("api_key", None)
     return config
-
-
-def _print_evaluators(scored) -> None:
-    from evalkit.analysis.summaries import summary
-
-    print_summary(summary(scored))
 
 
 def print_summary(table) -> None:

@@ -48,27 +48,29 @@ def _freeze(value: Any) -> Any:
 def group_rows(configs: list[dict[str, Any]]) -> list[tuple[Any, np.ndarray]]:
     """``[(options, positions)]``: the rows of each distinct options dict (empty options first).
 
-    A config repeated as the same object (rows sharing the document's default map) is frozen once; empty
-    and ``None`` configs, the common case, take a fast path. Positions are ascending within a group.
+    Rows sharing one config object (the document's default map) are found by the object's id in one numpy
+    pass, and each distinct object is frozen once; empty and ``None`` configs, the common case, are group
+    0. Groups are numbered in order of first appearance; positions are ascending within a group.
     """
-    by_id: dict[int, int] = {}
+    n = len(configs)
     by_key: dict[Any, int] = {_freeze({}): 0}
     options: list[Any] = [{}]
-
-    def group_of(config: Any) -> int:
-        group = by_id.get(id(config))
+    ids = np.fromiter(map(id, configs), dtype=np.uint64, count=n)  # the objects live in configs
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    group_of_object = np.zeros(len(first), dtype=np.int64)
+    for distinct in np.argsort(first, kind="stable").tolist():
+        config = configs[int(first[distinct])]
+        if not config:
+            continue
+        key = _freeze(config)
+        group = by_key.get(key)
         if group is None:
-            key = _freeze(config)
-            group = by_key.get(key)
-            if group is None:
-                group = by_key[key] = len(options)
-                options.append(config)
-            by_id[id(config)] = group
-        return group
-
-    codes = np.fromiter((group_of(c) if c else 0 for c in configs), dtype=np.int64, count=len(configs))
+            group = by_key[key] = len(options)
+            options.append(config)
+        group_of_object[distinct] = group
     if len(options) == 1:
-        return [({}, np.arange(len(configs)))] if len(configs) else []
+        return [({}, np.arange(n))] if n else []
+    codes = group_of_object[inverse.reshape(-1)]
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(len(options) + 1))
     return [

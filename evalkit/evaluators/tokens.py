@@ -19,6 +19,7 @@ over 100,000 rows of ~20-word texts takes about 0.285 s on a small 2-core VM, wh
 from __future__ import annotations
 
 import re
+from itertools import repeat
 
 import numpy as np
 import pandas as pd
@@ -65,6 +66,11 @@ _CODE_POINTS = _CodePoints()
 
 def _encode(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")  # lone surrogates: encoded, and never word characters
+
+
+def _encode_all(texts: list[str]) -> list[bytes]:
+    """``_encode`` of every text, by ``map`` over ``str.encode`` itself (no Python call per text)."""
+    return list(map(str.encode, texts, repeat("utf-8"), repeat("surrogatepass")))
 
 
 def _utf8_buffer(
@@ -182,7 +188,7 @@ _PASS_BYTES = 1 << 19
 def token_overlap(responses: list[str], expected: list[str], lower: bool) -> tuple[np.ndarray, ...]:
     """Per row: (multiset overlap, response token count, expected token count)."""
     n = len(responses)
-    resp_bytes, exp_bytes = list(map(_encode, responses)), list(map(_encode, expected))
+    resp_bytes, exp_bytes = _encode_all(responses), _encode_all(expected)
     resp_sizes = np.fromiter(map(len, resp_bytes), dtype=np.int64, count=n)
     exp_sizes = np.fromiter(map(len, exp_bytes), dtype=np.int64, count=n)
     ends = np.cumsum(resp_sizes + exp_sizes + 2)

@@ -49,6 +49,7 @@ def save_results(
     parallel: bool = False,
     extra: dict[str, Callable[[Path], Any]] | None = None,
     history: str | os.PathLike | None = None,
+    while_waiting: Callable[[], Any] | None = None,
 ) -> dict[str, Path]:
     """Write results.json, results.csv and report.html into ``out_dir``, replacing the earlier set as a whole.
 
@@ -56,7 +57,8 @@ def save_results(
     path it is given. Returns the final paths by kind (``json``, ``csv``, ``html``, then the ``extra`` names).
     ``parallel=True`` (the CLI's choice for large runs) writes the HTML report in a forked child while this
     process writes the JSON, using a second core, and the CSV in whichever is done first; the child dies with
-    this process and is waited for before the swap. When forking is not safe (no ``os.fork``, other threads running) or the child fails,
+    this process and is waited for before the swap; ``while_waiting`` (the CLI's summary) runs here once this
+    process has written its files, before it waits for the child. When forking is not safe (no ``os.fork``, other threads running) or the child fails,
     everything is written here, one file after the other. ``history``: a folder of earlier runs
     (:func:`evalkit.runs`); report.html then shows the trend of pass rates across them and this run.
     """
@@ -80,9 +82,12 @@ def save_results(
             ),
         }
 
+        written: set[str] = set()  # the tables this process has written already
+
         def write_tables() -> None:
-            for write in tables.values():
-                write()
+            for kind, write in tables.items():
+                if kind not in written:
+                    write()
 
         token = _Token() if parallel and rows >= PARALLEL_ROWS else None
         child = None
@@ -101,6 +106,9 @@ def save_results(
                 write(staging / name)
             if child is not None and token.take():  # the child is still on the page: the CSV is written here
                 tables["csv"]()
+                written.add("csv")
+            if while_waiting is not None:
+                while_waiting()
         except BaseException:
             if child is not None:
                 os.kill(child, signal.SIGKILL)
