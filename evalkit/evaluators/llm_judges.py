@@ -23,11 +23,9 @@ from evalkit.judges.models import judge_client
 from evalkit.judges.pool import Call, JudgeFailure
 from evalkit.judges.prompty import BUILTIN_PROMPTS, builtin_prompt, neutralise_role_markers
 from evalkit.judges.strict_answers import (
-    DuplicateKey,
     cut_reason,
-    duplicate,
     integer_score,
-    loads,
+    json_answer,
     not_a_score,
 )
 
@@ -286,18 +284,8 @@ def azure_model_config(config: dict) -> dict:
 
 def _judge_answer(reply) -> dict:
     """``{"score", "reason", "_tokens"}`` from a chat completion whose content is the judge's JSON object."""
-    import json
-
     content = reply.choices[0].message.content if reply.choices else None
-    try:
-        answer = loads(content or "")
-    except DuplicateKey as exc:
-        raise duplicate(exc, content) from None
-    except json.JSONDecodeError:
-        raise JudgeFailure(
-            f"could not parse score: the judge's answer is not JSON: {str(content)[:200]!r}",
-            "judgeOutputUnparseable",
-        ) from None
+    answer = json_answer(content)
     if not isinstance(answer, dict):
         raise JudgeFailure(f"could not parse score: the judge answered {answer!r}", "judgeOutputUnparseable")
     if answer.get("status") == "skipped":

@@ -103,6 +103,19 @@ def duplicate(exc: DuplicateKey, text: str) -> JudgeFailure:
     )
 
 
+def json_answer(content: str | None, what: str = "score") -> Any:
+    """The judge's answer text read as JSON, repeated keys refused; ``JudgeFailure`` (``judgeOutputUnparseable``)
+    saying that ``what`` could not be parsed when it is not JSON."""
+    try:
+        return loads(content or "")
+    except DuplicateKey as exc:
+        raise duplicate(exc, content or "") from None
+    except json.JSONDecodeError:
+        raise JudgeFailure(
+            f"could not parse {what}: the judge's answer is not JSON: {str(content)[:200]!r}", UNPARSEABLE
+        ) from None
+
+
 def check_answer(content: Any) -> None:
     """Refuse an answer over the size limit, or a JSON-object answer with a repeated key (``JudgeFailure``)."""
     if not isinstance(content, str):

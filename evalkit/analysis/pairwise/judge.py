@@ -18,7 +18,6 @@ May import: ``evalkit.judges``, ``evalkit.documents``, ``evalkit.errors``.
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from evalkit.errors import EvalkitError
 from evalkit.judges.cache import cache_key
 from evalkit.judges.failures import JudgeFailure
 from evalkit.judges.prompty import Prompty, load
-from evalkit.judges.strict_answers import DuplicateKey, cut_reason, duplicate, loads
+from evalkit.judges.strict_answers import cut_reason, json_answer
 
 BUILTIN = Path(__file__).with_name("pairwise.prompty")
 REQUIRED_INPUTS = ("query", "response_a", "response_b")
@@ -122,15 +121,7 @@ def read_prompt(path: Path) -> Prompty:
 
 def read_answer(content: str | None) -> dict:
     """``{"winner": "A" | "B" | "tie", "reason"}`` from the judge's answer text; ``JudgeFailure`` otherwise."""
-    try:
-        answer = loads(content or "")
-    except DuplicateKey as exc:
-        raise duplicate(exc, content) from None
-    except json.JSONDecodeError:
-        raise JudgeFailure(
-            f"could not parse the pairwise verdict: the judge's answer is not JSON: {str(content)[:200]!r}",
-            "judgeOutputUnparseable",
-        ) from None
+    answer = json_answer(content, "the pairwise verdict")
     winner = answer.get("winner") if isinstance(answer, dict) else None
     picked = (
         {w.casefold(): w for w in WINNERS}.get(winner.strip().casefold()) if isinstance(winner, str) else None
