@@ -152,6 +152,17 @@ def bootstrap_metrics(
     nan = (math.nan, math.nan)
     if n == 0 or resamples <= 0:
         return {name: nan for name in METRICS}
+    out = _resampled(n, resamples, seed, lambda counts: _weighted_metrics(j, h, counts, scale))
+    low, high = _percentile_interval(out, confidence)
+    return {name: (float(lo), float(hi)) for name, lo, hi in zip(METRICS, low, high)}
+
+
+def _resampled(n: int, resamples: int, seed: int, metrics) -> np.ndarray:
+    """``metrics(counts)`` over ``resamples`` bootstrap draws of ``n`` pairs: one row of metrics per resample.
+
+    ``counts`` holds how often each pair was drawn, one row per resample of a chunk; the draws come from
+    ``numpy.random.default_rng(seed)`` in chunks (the generator yields the same stream however it is chunked).
+    """
     rng = np.random.default_rng(seed)
     chunk = max(1, min(resamples, CALIBRATION_CELLS // n))
     out = np.empty((resamples, len(METRICS)))
@@ -160,12 +171,17 @@ def bootstrap_metrics(
         draws = rng.integers(0, n, size=(size, n))
         offsets = (np.arange(size) * n)[:, None]
         counts = np.bincount((draws + offsets).ravel(), minlength=size * n).reshape(size, n)
-        out[start : start + size] = _weighted_metrics(j, h, counts.astype(float), scale)
+        out[start : start + size] = metrics(counts.astype(float))
+    return out
+
+
+def _percentile_interval(out: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per column, the percentile interval of the resamples where the metric is defined."""
     tail = (1.0 - confidence) / 2.0 * 100.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a metric undefined in every resample
         low, high = np.nanpercentile(out, [tail, 100.0 - tail], axis=0)
-    return {name: (float(lo), float(hi)) for name, lo, hi in zip(METRICS, low, high)}
+    return low, high
 
 
 def paired_difference(
@@ -196,19 +212,11 @@ def paired_difference(
     )
     if n == 0 or resamples <= 0:
         return {name: (float(p), math.nan, math.nan) for name, p in zip(METRICS, point)}
-    rng = np.random.default_rng(seed)
-    chunk = max(1, min(resamples, CALIBRATION_CELLS // n))
-    out = np.empty((resamples, len(METRICS)))
-    for start in range(0, resamples, chunk):
-        size = min(chunk, resamples - start)
-        draws = rng.integers(0, n, size=(size, n))
-        offsets = (np.arange(size) * n)[:, None]
-        counts = np.bincount((draws + offsets).ravel(), minlength=size * n).reshape(size, n).astype(float)
-        out[start : start + size] = _weighted_metrics(a, h, counts, scale) - _weighted_metrics(
-            b, h, counts, scale
-        )
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        low, high = np.nanpercentile(out, [tail, 100.0 - tail], axis=0)
+    out = _resampled(
+        n,
+        resamples,
+        seed,
+        lambda counts: _weighted_metrics(a, h, counts, scale) - _weighted_metrics(b, h, counts, scale),
+    )
+    low, high = _percentile_interval(out, confidence)
     return {name: (float(p), float(lo), float(hi)) for name, p, lo, hi in zip(METRICS, point, low, high)}
