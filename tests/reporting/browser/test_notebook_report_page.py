@@ -75,7 +75,9 @@ def test_failing_rows_show_every_reason_whole_one_line_per_evaluator(open_page, 
         assert box["width"] >= 300 and box["x"] + box["width"] <= WIDTH, box
         assert cell.evaluate("e => getComputedStyle(e).textAlign") in ("left", "start")
     row.locator("td.item a").click()
-    page.locator("#item-view").wait_for(state="visible", timeout=10_000)  # the view opens after the click handler
+    page.locator("#item-view").wait_for(
+        state="visible", timeout=10_000
+    )  # the view opens after the click handler
     assert page.locator("#item-view").is_visible() and page.evaluate("location.hash") == "#item-5"
     assert watched.problems() == []
 
