@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from conftest import SCREENSHOTS
+from playwright.sync_api import expect
 from runs import REPO, evalkit_run
 
 WIDTH, HEIGHT = 1280, 800
@@ -58,7 +59,8 @@ def test_comparison_page_warns_colours_nothing_unsupported_and_diffs_words(open_
     # run B's items below, with the same item view
     assert page.locator("#items-body tr").count() == 12
     row.locator("a").click()
-    assert page.locator("#item-view").is_visible() and page.evaluate("location.hash") == "#item-0"
+    expect(page.locator("#item-view")).to_be_visible()  # opens on the hashchange event
+    assert page.evaluate("location.hash") == "#item-0"
     page.keyboard.press("Escape")
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=SCREENSHOTS / "comparison.png")  # the banner and the deltas

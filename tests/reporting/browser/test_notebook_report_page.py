@@ -7,6 +7,7 @@ import sys
 
 import pytest
 from geometry import broken_words, overflowing
+from playwright.sync_api import expect
 from runs import REPO, evalkit_run
 
 WIDTH, HEIGHT = 1280, 800
@@ -49,7 +50,7 @@ def test_notebook_report_has_its_sections_charts_and_the_items_table(open_page, 
     page.select_option("#f-status", "fail")
     assert page.locator("#items-body tr").count() == 5
     page.locator("#items-body td.prompt").first.click()
-    assert page.locator("#item-view").is_visible()
+    expect(page.locator("#item-view")).to_be_visible()  # opens on the hashchange event
     row = page.locator("#items-body tr").first.locator("td.prompt").bounding_box()
     assert row["width"] >= 180 and row["x"] + row["width"] <= WIDTH
     assert watched.problems() == []

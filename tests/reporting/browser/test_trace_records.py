@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from conftest import SCREENSHOTS
+from playwright.sync_api import expect
 
 from evalkit.reporting.html_page import write_html
 from evalkit.reporting.page_details import trace
@@ -117,6 +118,6 @@ def test_the_waterfall_draws_records_under_their_span_in_the_browser(open_page, 
     page.screenshot(path=SCREENSHOTS / "item-view-records.png")
 
     page.goto(path.resolve().as_uri() + "#item-1")  # records only: drawn, nothing breaks
-    assert page.locator("#item-view .waterfall details.span-row").count() == 2
+    expect(page.locator("#item-view .waterfall details.span-row")).to_have_count(2)  # after the hashchange
     assert page.locator("#item-view .waterfall .iv-sub").inner_text().startswith("0 spans, 2 event records")
     assert watched.problems() == []
