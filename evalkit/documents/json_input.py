@@ -167,6 +167,7 @@ def parse_json(text: str | bytes) -> Any:
             raise _error(
                 f"is not UTF-8 text (invalid byte at offset {exc.start}); save it as UTF-8"
             ) from None
+    surrogates = bool(_SURROGATE_ESCAPE.search(text))
     found: list = []
     hooks = {
         "object_pairs_hook": _hook(found),
@@ -187,7 +188,7 @@ def parse_json(text: str | bytes) -> Any:
         raise error from None
     except RecursionError:
         raise _error(_too_deep(()), syntax=True) from None
-    surrogates = bool(_SURROGATE_ESCAPE.search(text))
+    del text  # the parsed value is all that is needed now (the text is as large as the file)
     if found or surrogates or _depth_exceeded(value):
         _locate(value, surrogates)
     return value
@@ -316,11 +317,21 @@ def read_limited(path: str | Path, limit: int | None = None, *, what: str = "fil
     with open_input(path, what) as handle:
         try:
             size = os.fstat(handle.fileno()).st_size
-            data = handle.read(limit + 1) if size <= limit else b""
+            data = _read_up_to(handle, size, limit) if size <= limit else b""
         except OSError as exc:
             raise DocumentError(f"{source}: cannot be read ({exc.strerror or exc})") from None
     if size > limit or len(data) > limit:
         raise DocumentError(too_large(source, limit, size if size > limit else None))
+    return data
+
+
+def _read_up_to(handle, size: int, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of ``handle``, whose size was ``size``: ``read(n)`` allocates ``n`` bytes up
+    front, so asking for the limit (256 MiB) would cost that much for any file; a file that grew since
+    ``fstat`` is read on (up to the limit, which then refuses it)."""
+    data = handle.read(size + 1)
+    if len(data) > size and len(data) <= limit:
+        data += handle.read(limit + 1 - len(data))
     return data
 
 
@@ -350,9 +361,8 @@ def read_json(path: str | Path) -> Any:
     A UTF-8 byte-order mark is tolerated (editors on Windows add one); anything else that is not UTF-8, files
     over the size limit and everything ``parse_json`` refuses are errors.
     """
-    data = read_limited(path)
     try:
-        return parse_json(data)
+        return parse_json(read_limited(path))  # no name holds the bytes: parse_json drops them once decoded
     except JsonInputError as exc:
         raise DocumentError(f"{shown(path)}: {exc}") from None
 
