@@ -15,13 +15,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalkit.documents.empty_cells import EMPTY_DICT, EMPTY_LIST
 from evalkit.documents.evaluator_maps import resolve_allowed_tools, resolve_row_evaluators
 from evalkit.documents.json_input import read_json
+from evalkit.documents.rebuilt_items import kept_sources
 from evalkit.documents.validation import validate_document
 from evalkit.documents.versions import upgrade
 
-#: Case-table columns, in order. ``source`` is the item's (or turn's) own dict as read and
-#: ``thread_source`` the enclosing thread without its turns: they make the round trip exact.
+#: Case-table columns, in order. ``source`` is the item's (or turn's) own dict as read, or None where the
+#: columns rebuild it exactly (``rebuilt_items``), and ``thread_source`` the enclosing thread without its
+#: turns: they make the round trip exact. An empty ``citations`` / ``retrieval_executions`` / ``spans`` /
+#: ``extensions`` cell holds the one read-only ``EMPTY_LIST`` / ``EMPTY_DICT`` shared by all such rows
+#: (``empty_cells``: a fresh one per row was 23 MB at 100,000 rows); changing it in place raises
+#: ``SharedCellError``, assigning the cell a new value does not.
 CASE_COLUMNS = (
     "item",
     "turn",
@@ -95,18 +101,18 @@ def _case_table(data: dict, source: str) -> pd.DataFrame:
         "expected_response": [e.get("expected_response", "") for e in entries],
         "context": [e.get("context", "") for e in entries],
         "response": [e.get("response") for e in entries],
-        "citations": [e.get("citations") or [] for e in entries],
+        "citations": [e.get("citations") or EMPTY_LIST for e in entries],
         "retrieval_executions": [
-            (e.get("diagnostics") or {}).get("retrieval_executions") or [] for e in entries
+            (e.get("diagnostics") or EMPTY_DICT).get("retrieval_executions") or EMPTY_LIST for e in entries
         ],
         "tool_calls": [(e.get("diagnostics") or {}).get("tool_calls") for e in entries],
-        "spans": [[] for _ in entries],
+        "spans": [EMPTY_LIST] * len(entries),
         "evaluators": [
             resolve_row_evaluators(defaults, e.get("evaluators"), e.get("evaluators_mode", "extend"))
             for e in entries
         ],
-        "extensions": [e.get("extensions") or {} for e in entries],
-        "source": entries,
+        "extensions": [e.get("extensions") or EMPTY_DICT for e in entries],
+        "source": kept_sources(entries),
         "thread_source": thread_sources,
     }
     for name, values in columns.items():
