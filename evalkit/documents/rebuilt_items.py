@@ -25,6 +25,7 @@ May import: nothing from evalkit.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 #: Item keys in the order ``write_back.iter_items`` writes them onto an item with no kept dict.
@@ -78,6 +79,6 @@ def rebuilt_exactly(entry: Any) -> bool:
     return True
 
 
-def kept_sources(entries: list) -> list:
+def kept_sources(entries: list) -> Iterator:
     """The ``source`` column: each entry's dict, or None where :func:`rebuilt_exactly` holds."""
-    return [None if rebuilt_exactly(entry) else entry for entry in entries]
+    return (None if rebuilt_exactly(entry) else entry for entry in entries)
