@@ -12,6 +12,8 @@ any turn failed, else ``pass``.
 
 from __future__ import annotations
 
+from itertools import repeat
+
 import numpy as np
 import pandas as pd
 
@@ -38,7 +40,7 @@ def apply_statuses(df: pd.DataFrame, keys: list[str]) -> None:
         asked += result.notna().to_numpy()
         errored += (result == "error").to_numpy()
         failed |= (result == "fail").to_numpy()
-    has_response = df["response"].map(lambda r: isinstance(r, str)).to_numpy(dtype=bool)
+    has_response = np.fromiter(map(isinstance, df["response"].tolist(), repeat(str)), dtype=bool, count=n)
 
     status = _STATUSES[np.where(errored > 0, 2, failed.view(np.uint8))]
     status[~has_response] = "error"
