@@ -184,6 +184,7 @@ def _run(args) -> int:
         pass_rule=args.pass_rule,
         batch=args.batch,
     )
+    del df  # the scored copy is all that is written: its unscored original would stay alive beside it
     out = Path(args.out) if args.out else Path("results") / path.stem
     spans: list[int] = []
     extra = {}

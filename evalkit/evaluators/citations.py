@@ -3,8 +3,7 @@
 Scored column-wise: rows are grouped by their options (see ``options``); per format, the responses are
 joined into one text that one regex pass scans for the bracketed styles and one for bare URLs, each match
 assigned to its row by its offset (100,000 rows of ~20 words, two thirds of them citing: ~0.5 s CPU with
-every style on a 2-core VM, from ~0.9 s when each row ran its own regexes; half of it is now building the
-per-row ``details``).
+every style on a 2-core VM, from ~0.9 s when each row ran its own regexes).
 
 Citations (score field ``count``: int; threshold, default 1, pass when count >= threshold)
     The evaluator reference (seed 001) counts "citation references in the agent's response, such as [1],
@@ -42,6 +41,14 @@ Citations (score field ``count``: int; threshold, default 1, pass when count >= 
     that entry lacks them; then one ``{"index", "source", "text"}`` dict per URL source in order of
     appearance, numbered on after the largest index (upstream's ``Citation`` needs an index >= 1), ``text``
     being the link text (omitted for a bare URL).
+
+    Shared details: in the table one ``evaluate`` call returns, rows whose details are necessarily equal
+    share one dict object (as rows share their ``evaluators`` map): rows citing nothing, and rows citing the
+    same indices with no URL source and no recorded ``citations``, per ``citation_format``. 100,000 rows kept
+    about 37 MB of identical dicts and lists before. No evalkit code changes a details dict after scoring;
+    replacing a cell (``df.at[i, "citations_details"] = {...}``) changes that row only, but changing the dict
+    in place (``df.at[i, "citations_details"]["format"] = ...``) changes every row sharing it: copy it first
+    (``copy.deepcopy``). Results read back from results.json (``read_run``) hold one dict per row.
 """
 
 from __future__ import annotations
@@ -100,48 +107,54 @@ _TRAILING = ".,;:!?'\""
 #: What a match adds to its row: (_INDEX, n, "") a counted index, (_NUMBERED_URL, url, "") the target of
 #: a numbered link (a hyperlink to it is that citation), (_LINK, url, text) a hyperlink or bare URL.
 _INDEX, _LINK, _NUMBERED_URL = 0, 1, 2
-_NONE: tuple[list[int], list[tuple[str, str]]] = ([], [])
+_NONE: tuple[tuple[int, ...], tuple[tuple[str, str], ...]] = ((), ())
 
 
 #: Rows per scan: the joined text of a pass stays small (about 1 MB at ~100 characters a row), so the scan
 #: adds little memory at peak; rows are independent, so the split changes nothing else.
 _PASS_ROWS = 10_000
 
+Found = tuple[tuple[int, ...], tuple[tuple[str, str], ...]]
 
-def _found(responses: list[str], styles: frozenset) -> list[tuple[list[int], list[tuple[str, str]]]]:
-    """Per response, ``(sorted distinct citation indices, [(url, link text)])`` in ``styles``, ``([], [])``
-    for none.
+
+def _found(responses: list[str], styles: frozenset) -> list[Found]:
+    """Per response, ``(sorted distinct citation indices, ((url, link text), ...))`` in ``styles``,
+    ``((), ())`` for none. Rows citing the same single index share one tuple.
 
     One regex pass per ``_PASS_ROWS`` rows: the responses are joined with NUL, which the joined patterns
     never cross, so each match lies in one row (found from its offset); a marker is classified once per
     distinct match. A pass with a NUL in some response is scanned row by row with the plain patterns.
     """
-    found: list[tuple[list[int], list[tuple[str, str]]]] = []
+    found: list[Found] = []
+    singles: dict[int, Found] = {}
     for start in range(0, len(responses), _PASS_ROWS):
-        found += _found_pass(responses[start : start + _PASS_ROWS], styles)
+        found += _found_pass(responses[start : start + _PASS_ROWS], styles, singles)
     return found
 
 
-def _found_pass(responses: list[str], styles: frozenset) -> list[tuple[list[int], list[tuple[str, str]]]]:
-    """``_found`` for one pass of rows."""
+def _found_pass(responses: list[str], styles: frozenset, singles: dict[int, Found]) -> list[Found]:
+    """``_found`` for one pass of rows; ``singles`` holds the shared one-index results."""
     n = len(responses)
     joined = _SEP.join(responses)
     if joined.count(_SEP) != n - 1:
-        return [_row_citations(_scan(t, styles, _MARKER, _BARE_URL)[1]) for t in responses]
+        return [_row_citations(_scan(t, styles, _MARKER, _BARE_URL)[1], singles) for t in responses]
     offsets, parts = _scan(joined, styles, _JOINED_MARKER, _JOINED_BARE_URL)
+    found = [_NONE] * n
+    if not parts:
+        return found
     lengths = np.fromiter(map(len, responses), dtype=np.int64, count=n) + 1
     starts = np.cumsum(lengths) - lengths
-    rows = (np.searchsorted(starts, np.array(offsets, dtype=np.int64), side="right") - 1).tolist()
-    by_row: dict[int, list[tuple]] = {}
-    for row, part in zip(rows, parts, strict=True):
-        row_parts = by_row.get(row)
-        if row_parts is None:
-            by_row[row] = [part]
+    rows = np.searchsorted(starts, np.array(offsets, dtype=np.int64), side="right") - 1
+    # A row's parts in scan order (its markers, then its bare URLs): a stable sort by row keeps that order.
+    order = np.argsort(rows, kind="stable")
+    rows = rows[order]
+    firsts = np.flatnonzero(np.diff(rows, prepend=-1)).tolist()
+    order_list, rows_list = order.tolist(), rows.tolist()
+    for first, end in zip(firsts, [*firsts[1:], len(rows_list)], strict=True):
+        if end - first == 1:
+            found[rows_list[first]] = _row_citations((parts[order_list[first]],), singles)
         else:
-            row_parts.append(part)
-    found = [_NONE] * n
-    for row, row_parts in by_row.items():
-        found[row] = _row_citations(row_parts)
+            found[rows_list[first]] = _row_citations([parts[j] for j in order_list[first:end]], singles)
     return found
 
 
@@ -186,12 +199,16 @@ def _marker_parts(groups: tuple, styles: frozenset) -> tuple[tuple, ...]:
     return ()
 
 
-def _row_citations(parts: list[tuple]) -> tuple[list[int], list[tuple[str, str]]]:
-    """A row's ``(sorted distinct indices, [(url, link text)])`` from its parts in order of appearance."""
+def _row_citations(parts, singles: dict[int, Found]) -> Found:
+    """A row's ``(sorted distinct indices, ((url, link text), ...))`` from its parts in order of appearance."""
     if not parts:
         return _NONE
     if len(parts) == 1 and parts[0][0] == _INDEX:
-        return [parts[0][1]], []
+        index = parts[0][1]
+        one = singles.get(index)
+        if one is None:
+            one = singles[index] = ((index,), ())
+        return one
     indices: set[int] = set()
     numbered_urls: set[str] = set()
     links: dict[str, str] = {}
@@ -203,8 +220,8 @@ def _row_citations(parts: list[tuple]) -> tuple[list[int], list[tuple[str, str]]
         else:
             links.setdefault(value, text)
     if not links:
-        return sorted(indices), []
-    return sorted(indices), [(u, t) for u, t in links.items() if u not in numbered_urls]
+        return tuple(sorted(indices)), ()
+    return tuple(sorted(indices)), tuple((u, t) for u, t in links.items() if u not in numbered_urls)
 
 
 def _recorded(citations: Any) -> dict[int, dict]:
@@ -227,7 +244,7 @@ def _recorded(citations: Any) -> dict[int, dict]:
     return table
 
 
-def _citation_details(fmt: str, found: tuple[list[int], list[tuple[str, str]]], recorded: Any) -> dict:
+def _citation_details(fmt: str, found: Found, recorded: Any) -> dict:
     """The ``details`` of a row: each index with the recorded ``text`` / ``source``, then the URL sources."""
     indices, links = found
     table = _recorded(recorded) if isinstance(recorded, _SEQUENCES) and len(recorded) else {}
@@ -246,20 +263,24 @@ def _citation_details(fmt: str, found: tuple[list[int], list[tuple[str, str]]], 
     return {"format": fmt, "citations": entries}
 
 
-def _details_column(fmt: str, found: list[tuple], recorded: list, picked: list[int]) -> list[dict]:
-    """The ``details`` of each picked row; a row citing indices only, with no recorded citations, is built
-    inline (the common case, as ``_citation_details`` builds it)."""
+def _details_column(fmt: str, found: list[Found], recorded: list, picked: list[int]) -> list[dict]:
+    """The ``details`` of each picked row.
+
+    Rows whose details can only be equal (no citation, or the same indices with no URL source and no recorded
+    citations to take text from) share one dict (see the module docstring): 100,000 rows kept ~37 MB of
+    identical dicts. The others get their own, built by ``_citation_details``.
+    """
+    shared: dict[tuple[int, ...], dict] = {}
     out = []
     append = out.append
     for (indices, links), i in zip(found, picked, strict=True):
-        if not indices and not links:
-            append({"format": fmt, "citations": []})
+        if links or (indices and isinstance(recorded[i], _SEQUENCES) and len(recorded[i])):
+            append(_citation_details(fmt, (indices, links), recorded[i]))
             continue
-        row_recorded = recorded[i]
-        if links or (isinstance(row_recorded, _SEQUENCES) and len(row_recorded)):
-            append(_citation_details(fmt, (indices, links), row_recorded))
-        else:
-            append({"format": fmt, "citations": [{"index": index} for index in indices]})
+        details = shared.get(indices)
+        if details is None:
+            details = shared[indices] = {"format": fmt, "citations": [{"index": index} for index in indices]}
+        append(details)
     return out
 
 
