@@ -22,12 +22,9 @@ from operator import itemgetter
 
 from pandas import NA
 
-from evalkit.documents.json_scores import encode_column, encode_one, key_bytes, orjson
+from evalkit.documents.json_scores import encode_column, encode_one, key_bytes
 
-__all__ = ["AVAILABLE", "encoded_rows"]
-
-#: Whether rows can be encoded here (orjson installed); otherwise every item is built as a dict.
-AVAILABLE = orjson is not None
+__all__ = ["encoded_rows"]
 
 #: The item fields a plain row's value comes from the columns, in the order ``iter_items`` sets them.
 FIELDS = ("prompt", "expected_response", "context", "response", "citations", "scores", "status", "error")

@@ -1,7 +1,8 @@
 """results.json's ``scores`` objects encoded column by column (issue 20), and the column encoders that
 :mod:`evalkit.documents.json_rows` shares: the bytes ``json.dumps(value, ensure_ascii=False)`` writes for each
-value, strings by orjson (the same bytes) and everything else by the standard encoder, whole columns of text,
-finite floats, booleans or integers at C speed.
+value, by the standard encoder's own functions (``encode_basestring`` for text, ``float.__repr__``, ...), whole
+columns of text, finite floats, booleans or integers at C speed. (Not by orjson here: each of its results
+holds a 4 KB buffer, 20 MB for a chunk of 5,000 cells.)
 
 An evaluator's entries of a chunk of rows are put together from its columns (:func:`evalkit.documents.results.
 score_chunks`) the way :func:`evalkit.documents.results.collection` builds them as dicts: the score field,
@@ -17,27 +18,23 @@ from __future__ import annotations
 
 import json
 import math
+from json.encoder import encode_basestring
 
 from evalkit.documents.json_items import encode_items, json_encoder
 from evalkit.documents.results import ERROR_PREFIX, UPSTREAM_CODES
-
-try:
-    import orjson
-except ImportError:  # pragma: no cover - without orjson every item goes the dict way (json_rows.AVAILABLE)
-    orjson = None
 
 __all__ = ["encode_column", "encode_one", "encoded_collections"]
 
 _BOOLS = {True: b"true", False: b"false"}
 _JSON = json_encoder()
-_REFUSED = (TypeError, ValueError, OverflowError, RecursionError)  # orjson.JSONEncodeError is a TypeError
+_REFUSED = (TypeError, ValueError, OverflowError, RecursionError)  # UnicodeEncodeError is a ValueError
 
 
 def encode_one(value) -> bytes | None:
     """``value`` as the standard encoder writes it, or None where that raises (the dict way raises it)."""
     try:
         if value.__class__ is str:
-            return orjson.dumps(value)
+            return encode_basestring(value).encode("utf-8")
         return _JSON(value).encode("utf-8")
     except _REFUSED:
         return None
@@ -65,8 +62,8 @@ def encode_column(values: list) -> list[bytes | None]:
 
 def _scalars(values: list, kinds: set) -> list[bytes | None]:
     try:
-        if kinds == {str}:
-            return list(map(orjson.dumps, values))
+        if kinds == {str}:  # the encoder escapes line breaks: one join and split encodes them all
+            return "\n".join(map(encode_basestring, values)).encode("utf-8").split(b"\n")
         if kinds == {float} and all(map(math.isfinite, values)):
             return ",".join(map(float.__repr__, values)).encode().split(b",")
         if kinds == {bool}:

@@ -47,7 +47,6 @@ def iter_items(df: pd.DataFrame, *, encoded: bool = False) -> Iterator[dict | by
     order = np.lexsort((df["turn"].fillna(-1).to_numpy(dtype=np.int64), df["item"].to_numpy(dtype=np.int64)))
     if (np.diff(order) == 1).all():
         order = None  # already in document order: skip the reindexing
-    encoded = encoded and json_rows.AVAILABLE
     arrays = [objects(df[name]) if name in df.columns else None for name in _ALL_COLUMNS]
     score_chunks = results.score_chunks(df, order) if scored else None
     thread: dict | None = None
