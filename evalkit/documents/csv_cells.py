@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,7 @@ __all__ = [
 TRIGGERS = frozenset("=+-@\t\r")
 #: First characters of the cells that may need a change (the triggers, and ``'`` before one).
 _CANDIDATES = ["=", "+", "-", "@", "\t", "\r", "'"]
+_PREFIXES = tuple(_CANDIDATES)
 
 
 def guard(text: str) -> str:
@@ -167,15 +169,8 @@ def _changed(values: np.ndarray, change) -> np.ndarray | None:
     """``values`` with ``change`` applied to its candidate cells, or None when no cell changes."""
     if not len(values):
         return None
-    try:
-        first = values.astype(
-            "U1"
-        )  # str() of each cell cut to one character: a C loop, no Python call per text
-    except ValueError:  # a list among the cells: numpy reads it as a sequence
-        first = np.array([v[:1] if isinstance(v, str) else "" for v in values.tolist()])
-    hits = np.flatnonzero(np.isin(first, _CANDIDATES))
     out = None
-    for index in hits:
+    for index in _candidate_cells(values):
         value = values[index]
         if isinstance(value, str):
             new = change(value)
@@ -184,3 +179,24 @@ def _changed(values: np.ndarray, change) -> np.ndarray | None:
                     out = values.copy()
                 out[index] = new
     return out
+
+
+def _candidate_cells(values: np.ndarray):
+    """The positions of the cells whose first character is one of :data:`_CANDIDATES` (and maybe others that
+    are no text): none in a column without text or whose distinct texts (a quarter of the cells at most: a
+    result, a reason) start with none of them; else by numpy, over the whole column."""
+    cells = values.tolist()
+    kinds = set(map(type, cells))
+    if not any(issubclass(kind, str) for kind in kinds):  # no text cell: nothing to change
+        return ()
+    if kinds == {str}:
+        distinct = set(cells)
+        if len(distinct) * 4 <= len(cells) and not any(map(str.startswith, distinct, repeat(_PREFIXES))):
+            return ()
+    try:
+        first = values.astype(
+            "U1"
+        )  # str() of each cell cut to one character: a C loop, no Python call per text
+    except ValueError:  # a list among the cells: numpy reads it as a sequence
+        first = np.array([v[:1] if isinstance(v, str) else "" for v in cells])
+    return np.flatnonzero(np.isin(first, _CANDIDATES))

@@ -80,6 +80,12 @@ def _cells(values: np.ndarray | None, start: int, stop: int) -> list[str]:
     values = values[start:stop]
     if values.dtype.kind != "O":
         return _number_cells(values)
+    cells = values.tolist()
+    kinds = set(map(type, cells))
+    if kinds == {str}:  # text only (the usual column): the cells themselves
+        return cells
+    if kinds <= _BOOL_OR_NONE:  # an object column of booleans and None (a match evaluator's score)
+        return list(map(_BOOL_CELLS.__getitem__, cells))
     if infer_dtype(values, skipna=True) in (
         "string",
         "empty",
@@ -90,6 +96,10 @@ def _cells(values: np.ndarray | None, start: int, stop: int) -> list[str]:
             values[missing] = ""
         return values.tolist()
     return [v if v.__class__ is str else _other(v) for v in values.tolist()]
+
+
+_BOOL_OR_NONE = frozenset({bool, type(None)})
+_BOOL_CELLS = {True: "True", False: "False", None: ""}
 
 
 def _number_cells(values: np.ndarray) -> list[str]:
@@ -117,6 +127,9 @@ def _quoted(cells: list[str]) -> list[str]:
     joined = "\x00".join(cells)
     if not any(char in joined for char in _SPECIAL):
         return cells
+    if len(cells) > 8 and len(distinct := set(cells)) * 4 <= len(cells):  # few texts (reasons): each once
+        quoted = dict(zip(distinct, _quoted(list(distinct))))
+        return list(map(quoted.__getitem__, cells))
     return [_quote(c) if _needs_quote(c) else c for c in cells]
 
 

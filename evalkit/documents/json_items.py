@@ -45,7 +45,9 @@ def json_encoder():
 
 
 def encode_items(items: Iterable) -> Iterator[list[bytes]]:
-    """Each chunk of ``items`` as a list of UTF-8 encodings, one per item, equal to ``json_encoder()``'s."""
+    """Each chunk of ``items`` as a list of UTF-8 encodings, one per item, equal to ``json_encoder()``'s.
+
+    An item that is ``bytes`` is taken as already encoded (:mod:`evalkit.documents.json_rows`) and kept."""
     encode = json_encoder()
     chunk: list = []
     for item in items:
@@ -58,6 +60,12 @@ def encode_items(items: Iterable) -> Iterator[list[bytes]]:
 
 
 def _encoded(items: list, encode) -> list[bytes]:
+    todo = [index for index, item in enumerate(items) if item.__class__ is not bytes]
+    if len(todo) < len(items):  # some items came encoded: encode the others only
+        if todo:
+            for index, data in zip(todo, _encoded([items[index] for index in todo], encode)):
+                items[index] = data
+        return items
     if orjson is None:
         return [encode(item).encode("utf-8") for item in items]
     parts, refused = [], []

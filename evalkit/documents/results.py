@@ -20,7 +20,7 @@ import pandas as pd
 from evalkit.documents.columns import score_column
 from evalkit.documents.json_items import encode_items, json_encoder
 
-__all__ = ["iter_score_collections", "results_metadata", "write_document"]
+__all__ = ["collection", "iter_score_collections", "results_metadata", "score_chunks", "write_document"]
 
 ERROR_PREFIX = "Evaluator failed: "
 
@@ -36,6 +36,15 @@ CHUNK_ROWS = 5_000
 
 def iter_score_collections(df: pd.DataFrame, order=None) -> Iterator[dict]:
     """Per row (in ``order`` when given), the ``scores`` object of results.json."""
+    for columns, count, with_codes in score_chunks(df, order):
+        for row in range(count):
+            yield collection(columns, row, with_codes)
+
+
+def score_chunks(df: pd.DataFrame, order=None) -> Iterator[tuple[list, int, bool]]:
+    """Per ``CHUNK_ROWS`` rows (in ``order`` when given): the scored evaluators' columns as lists, one
+    ``(key, score field, thresholds, [results, scores, thresholds, reasons, errors, codes, details])`` per
+    evaluator, the chunk's row count, and whether errored entries carry their ``code``."""
     meta = df.attrs.get("evalkit", {})
     scored = meta.get("scored") or []
     with_codes = supports_error_codes((meta.get("document") or {}).get("schemaVersion"))
@@ -55,7 +64,7 @@ def iter_score_collections(df: pd.DataFrame, order=None) -> Iterator[dict]:
     for start in range(0, len(df), CHUNK_ROWS):
         rows = slice(start, start + CHUNK_ROWS) if order is None else order[start : start + CHUNK_ROWS]
         columns = [(key, field, thresholds, _chunk(arrays, rows)) for key, field, thresholds, arrays in specs]
-        yield from _collections(columns, min(CHUNK_ROWS, len(df) - start), with_codes)
+        yield columns, min(CHUNK_ROWS, len(df) - start), with_codes
 
 
 def _array(column: pd.Series, score: bool) -> np.ndarray:
@@ -70,28 +79,28 @@ def _chunk(arrays: list[np.ndarray], rows) -> list[list]:
     return [values[0].tolist(), _python_values(values[1]), *(v.tolist() for v in values[2:])]
 
 
-def _collections(columns: list, count: int, with_codes: bool) -> Iterator[dict]:
-    for row in range(count):
-        collection = {}
-        for key, field, thresholds, (results, scores, limits, reasons, errors, codes, details) in columns:
-            result = results[row]
-            if result.__class__ is not str:
-                continue
-            if result == "error":
-                entry = {"result": "error", "error": ERROR_PREFIX + (errors[row] or "unknown error")}
-                if with_codes and codes[row]:
-                    entry["code"] = UPSTREAM_CODES.get(codes[row], codes[row])
-            else:
-                score = scores[row]
-                entry = {field: int(score) if field == "count" else score, "result": result}
-                if thresholds is not None:
-                    entry["threshold"] = thresholds.get(limits[row])
-                if reasons[row].__class__ is str:
-                    entry["reason"] = reasons[row]
-                if details[row]:
-                    entry.update(details[row])
-            collection[key] = entry
-        yield collection
+def collection(columns: list, row: int, with_codes: bool) -> dict:
+    """Row ``row``'s ``scores`` object, from a chunk's columns (:func:`score_chunks`)."""
+    collection = {}
+    for key, field, thresholds, (results, scores, limits, reasons, errors, codes, details) in columns:
+        result = results[row]
+        if result.__class__ is not str:
+            continue
+        if result == "error":
+            entry = {"result": "error", "error": ERROR_PREFIX + (errors[row] or "unknown error")}
+            if with_codes and codes[row]:
+                entry["code"] = UPSTREAM_CODES.get(codes[row], codes[row])
+        else:
+            score = scores[row]
+            entry = {field: int(score) if field == "count" else score, "result": result}
+            if thresholds is not None:
+                entry["threshold"] = thresholds.get(limits[row])
+            if reasons[row].__class__ is str:
+                entry["reason"] = reasons[row]
+            if details[row]:
+                entry.update(details[row])
+        collection[key] = entry
+    return collection
 
 
 def _python_values(values: np.ndarray) -> list:

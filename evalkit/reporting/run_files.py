@@ -66,7 +66,7 @@ def save_results(
     out = Path(out_dir)
     root = document_root(df)
     root["metadata"] = results_metadata(df, root.get("metadata") or {})
-    root["items"] = iter_items(df)
+    root["items"] = iter_items(df, encoded=True)
     trend = None
     if history is not None:
         from evalkit.analysis.history import runs

@@ -49,6 +49,16 @@ def _frames() -> dict[str, pd.DataFrame]:
         "one column of empty cells": pd.DataFrame({"only": ["", None, "a", float("nan"), ""]}),
         "no rows": pd.DataFrame({"a": pd.Series([], dtype=object), "b": pd.Series([], dtype=float)}),
         "guarded names": pd.DataFrame({"=sum": [1], "a,b": ["x"], '"q"': [2.5]}),
+        # few distinct values among many rows: guarded, quoted and written once per distinct value
+        "repeated cells": pd.DataFrame(
+            {
+                "formula": ["=1", "ok", "-2", "'@x"] * 10,
+                "quoted": ['a, "b"', "plain", "line\nbreak", "tab\tx"] * 10,
+                "harmless": ["pass", "fail"] * 20,
+                "match": np.array([True, False, None, True] * 10, dtype=object),
+                "none": np.array([None] * 40, dtype=object),
+            }
+        ),
     }
 
 
