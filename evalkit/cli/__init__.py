@@ -14,8 +14,9 @@ import sys
 import warnings
 
 from evalkit import __version__
-from evalkit.cli import align, cache, compare, new, report, run, runs, spans, validate
-from evalkit.cli.parser import Parser, missing_command, parse
+from evalkit.cli import align, cache, compare, new, report, run, runs, validate
+from evalkit.cli.arguments.parser import Parser, missing_command, parse
+from evalkit.cli.spans import command as spans
 from evalkit.documents.redaction import install_log_redaction, redact
 from evalkit.errors import terminal_safe
 

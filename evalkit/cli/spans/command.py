@@ -18,8 +18,8 @@ their session's in the payload; ``Builtin.Correctness``, ``Builtin.GoalSuccessRa
 ``evalkit spans package NAME --out NAME.zip [--requirements requirements.txt]`` builds the AWS Lambda
 deployment zip of one span evaluator (``evalkit.spans.lambdas.packaging``, with its pinned third-party
 packages from ``requirements_bundle``) and prints what went in, the runtime it targets and the handler
-setting. ``evalkit spans invoke`` is in ``spans_invoke``, ``evalkit spans to-document`` in
-``spans_to_document``.
+setting. ``evalkit spans invoke`` is in ``invoke``, ``serve`` and ``status`` in ``serve``, ``stream`` in
+``stream``, ``evalkit spans to-document`` in ``to_document`` (this package's other modules).
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ from collections import Counter
 from pathlib import Path
 
 from evalkit.analysis.formatting import count, percent
-from evalkit.cli import ci_outputs
-from evalkit.cli.paths import output_file, output_folder
+from evalkit.cli.arguments.paths import output_file, output_folder
 from evalkit.cli.run import parse_rate, parse_seconds
-from evalkit.cli.span_options import add_custom_dir, add_log_level, add_session_attribute
-from evalkit.cli.spans_invoke import register as register_invoke
-from evalkit.cli.spans_serve import register as register_serve
-from evalkit.cli.spans_stream import register as register_stream
-from evalkit.cli.spans_to_document import register as register_to_document
+from evalkit.cli.run_options import ci_outputs
+from evalkit.cli.spans.invoke import register as register_invoke
+from evalkit.cli.spans.options import add_custom_dir, add_log_level, add_session_attribute
+from evalkit.cli.spans.serve import register as register_serve
+from evalkit.cli.spans.stream import register as register_stream
+from evalkit.cli.spans.to_document import register as register_to_document
 from evalkit.documents.atomic import atomic_write
 from evalkit.documents.csv_cells import guard
 from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
@@ -116,7 +116,7 @@ def register(subparsers) -> None:
     add_session_attribute(ev)
     add_log_level(ev)
     ci_outputs.add_options(ev)
-    from evalkit.cli.judge_cost import add_price_option
+    from evalkit.cli.arguments.judge_cost import add_price_option
 
     add_price_option(ev)
     ev.set_defaults(func=main)
@@ -129,7 +129,7 @@ def register(subparsers) -> None:
 
 def _no_subcommand(parser):
     def missing(args) -> int:
-        from evalkit.cli.parser import missing_command
+        from evalkit.cli.arguments.parser import missing_command
 
         missing_command(parser)
 
