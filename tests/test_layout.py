@@ -36,7 +36,9 @@ LAYERS = [
 SPANS_LAYERS = ["reading", "lambdas", "llm_judges", "evaluator_specs", "evaluation", "online", "datasets"]
 #: Layers inside ``evalkit.cli``, bottom up; ``commands`` are the modules directly in ``cli/`` (one per command).
 CLI_LAYERS = ["arguments", "run_options", "commands", "spans"]
-INNER_LAYERS = {"spans": SPANS_LAYERS, "cli": CLI_LAYERS}
+#: Layers inside ``evalkit.evaluators``, bottom up (a juror may be any evaluator, so juries sit on the registry).
+EVALUATORS_LAYERS = ["base", "names", "deterministic", "llm_judges", "custom", "registry", "scaffold", "jury"]
+INNER_LAYERS = {"spans": SPANS_LAYERS, "cli": CLI_LAYERS, "evaluators": EVALUATORS_LAYERS}
 MAX_LINES = 500
 MAX_ROOT_ENTRIES = 15  # 14 + spark (issue 13)
 
@@ -134,7 +136,7 @@ def test_subpackages_import_downwards_only(package):
     assert upward == []
 
 
-@pytest.mark.parametrize("package", ["spans", "cli"])
+@pytest.mark.parametrize("package", ["spans", "cli", "evaluators"])
 def test_subpackages_say_what_they_hold(package):
     inits = list((PACKAGE / package).glob("*/__init__.py"))
     assert inits, f"evalkit.{package} has no subpackages"
