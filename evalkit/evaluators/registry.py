@@ -52,7 +52,7 @@ def resolve_evaluators(
     """Build one evaluator object per referenced name, finding every configuration problem at once.
 
     A custom evaluator's module gets ``import_timeout`` seconds to import (``None``: no limit); one that takes
-    longer resolves to an evaluator whose rows are load errors (``import_limit``).
+    longer resolves to an evaluator whose rows are load errors (``custom.import_limit``).
 
     ``names_where`` maps each name to where it first appears (``items[3]``), for the messages.
     Raises ``EvaluatorConfigError`` (exit code 2) listing all problems.

@@ -1,7 +1,7 @@
 """``evalkit spans``: the span evaluator commands, one module per subcommand, over ``evalkit.spans``.
 
-``command`` (the ``spans`` group; ``spans eval``, Lambda-style evaluators over span files, and ``spans
-package``, the AWS Lambda zip), ``invoke`` (``spans invoke``: a recorded AgentCore event replayed as Lambda
+``command`` (the ``spans`` group and ``spans eval``: Lambda-style evaluators over span files), ``package``
+(``spans package``: a span evaluator's AWS Lambda zip), ``invoke`` (``spans invoke``: a recorded AgentCore event replayed as Lambda
 would), ``serve`` (``spans serve``, online evaluation of live OTLP telemetry, and ``spans status``),
 ``stream`` (``spans stream``: the same as a Spark Structured Streaming job), ``to_document`` (``spans
 to-document``: traces as an eval document), ``options`` (the options they share: evaluators folder, session
