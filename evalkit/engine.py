@@ -22,19 +22,19 @@ from evalkit.documents.redaction import install_log_redaction, redact, redact_ma
 from evalkit.documents.statuses import apply_statuses
 from evalkit.errors import EnvironmentConfigError
 from evalkit.evaluators.base import RESULT_COLUMNS, error_frame, score_column
-from evalkit.evaluators.custom import CallableEvaluator, RowEvaluator
+from evalkit.evaluators.custom.loading import CallableEvaluator, RowEvaluator
+from evalkit.evaluators.custom.time_limit import DEFAULT_TIMEOUT
 from evalkit.evaluators.jury.combine import spread_column
 from evalkit.evaluators.jury.run import add_juries, plan_juries
-from evalkit.evaluators.llm_judges import LLMJudge
-from evalkit.evaluators.registry import resolve_evaluators
-from evalkit.evaluators.samples import (
+from evalkit.evaluators.llm_judges.builtin import LLMJudge
+from evalkit.evaluators.llm_judges.samples import (
     DEFAULT_PASS_RULE,
     check_samples,
     flaky_rows,
     judged_k_times,
     nothing_sampled,
 )
-from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT
+from evalkit.evaluators.registry import resolve_evaluators
 from evalkit.judges.batch import judge_in_batches
 from evalkit.judges.offline import quiet_llm_libraries
 from evalkit.judges.pool import JudgePool
@@ -261,8 +261,8 @@ def is_text(values: list) -> np.ndarray:
 def _run_agent(table: pd.DataFrame, agent: Any, concurrency: int) -> pd.DataFrame:
     """Ask the agent (after configuration checks, before scoring); flag tool calls outside an allowlist."""
     from evalkit.agents.run import run_agent
-    from evalkit.evaluators.tool_allowlist import tool_call_not_allowed
-    from evalkit.evaluators.tool_spans import tool_calls_from_spans
+    from evalkit.evaluators.deterministic.tool_allowlist import tool_call_not_allowed
+    from evalkit.spans.reading.tool_calls import tool_calls_from_spans
 
     started = time.perf_counter()
     answered = run_agent(table, agent, concurrency=concurrency)

@@ -34,6 +34,11 @@ LAYERS = [
 ]
 #: Layers inside ``evalkit.spans``, bottom up (its ``__init__`` re-exports lazily and is above them all).
 SPANS_LAYERS = ["reading", "lambdas", "llm_judges", "evaluator_specs", "evaluation", "online", "datasets"]
+#: Layers inside ``evalkit.cli``, bottom up; ``commands`` are the modules directly in ``cli/`` (one per command).
+CLI_LAYERS = ["arguments", "run_options", "commands", "spans"]
+#: Layers inside ``evalkit.evaluators``, bottom up (a juror may be any evaluator, so juries sit on the registry).
+EVALUATORS_LAYERS = ["base", "names", "deterministic", "llm_judges", "custom", "registry", "scaffold", "jury"]
+INNER_LAYERS = {"spans": SPANS_LAYERS, "cli": CLI_LAYERS, "evaluators": EVALUATORS_LAYERS}
 MAX_LINES = 500
 MAX_ROOT_ENTRIES = 15  # 14 + spark (issue 13)
 
@@ -98,28 +103,44 @@ def test_imports_point_down_the_layers():
     assert upward == []
 
 
-def _spans_layer(module: str) -> int:
-    return SPANS_LAYERS.index(module.split(".")[2])
+def _inner(module: str) -> str:
+    """The part of its subpackage a module is in: ``evalkit.spans.online.store`` -> ``online``; a module that
+    sits directly in ``cli/`` is one command (``commands``)."""
+    package, part = module.split(".")[1:3]
+    if package == "cli" and not (PACKAGE / "cli" / part).is_dir():
+        return "commands"
+    return part
 
 
-def test_every_spans_module_has_a_layer():
-    inner = {m.split(".")[2] for m in MODULES if m.startswith("evalkit.spans.")}
-    assert inner <= set(SPANS_LAYERS), f"add {sorted(inner - set(SPANS_LAYERS))} to SPANS_LAYERS"
+def _inner_modules(package: str) -> list[str]:
+    return [m for m in MODULES if m.startswith(f"evalkit.{package}.")]
 
 
-def test_spans_subpackages_import_downwards_only():
+@pytest.mark.parametrize("package", sorted(INNER_LAYERS))
+def test_every_inner_module_has_a_layer(package):
+    layers = INNER_LAYERS[package]
+    inner = {_inner(m) for m in _inner_modules(package)}
+    assert inner <= set(layers), f"add {sorted(inner - set(layers))} to the layers of evalkit.{package}"
+
+
+@pytest.mark.parametrize("package", sorted(INNER_LAYERS))
+def test_subpackages_import_downwards_only(package):
+    layers = INNER_LAYERS[package]
     upward = sorted(
         f"{module} imports {target}"
-        for module, targets in GRAPH.items()
-        if module.startswith("evalkit.spans.")
-        for target in targets
-        if target.startswith("evalkit.spans.") and _spans_layer(target) > _spans_layer(module)
+        for module in _inner_modules(package)
+        for target in GRAPH[module]
+        if target.startswith(f"evalkit.{package}.")
+        and layers.index(_inner(target)) > layers.index(_inner(module))
     )
     assert upward == []
 
 
-def test_spans_subpackages_say_what_they_hold():
-    for init in (PACKAGE / "spans").glob("*/__init__.py"):
+@pytest.mark.parametrize("package", ["spans", "cli", "evaluators"])
+def test_subpackages_say_what_they_hold(package):
+    inits = list((PACKAGE / package).glob("*/__init__.py"))
+    assert inits, f"evalkit.{package} has no subpackages"
+    for init in inits:
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
         assert doc and "may import" in doc.lower(), f"{init} needs a docstring saying what it may import"
 

@@ -4,7 +4,7 @@
     evalkit.flaky_items(scored)      # one row per (row, LLM judge) that flipped, least settled first
 
 ``evaluate(samples=K)`` / ``evalkit run --samples K`` keep each judged row's ``samples``, ``passShare``,
-``flipped``, ``scores`` and ``passRule`` in ``<key>_details`` (:mod:`evalkit.evaluators.samples`); this lists
+``flipped``, ``scores`` and ``passRule`` in ``<key>_details`` (:mod:`evalkit.evaluators.llm_judges.samples`); this lists
 those that flipped, with the item, turn and prompt, the verdict the pass rule gave, the pass share and every
 judgment's score. The report page marks the same rows (``flaky 3/5 pass``); a run read back with
 :func:`evalkit.read_run` has them too.

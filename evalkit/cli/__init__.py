@@ -1,10 +1,13 @@
 """The ``evalkit`` command line: ``run``, ``validate``, ``new``, ``cache``, ``compare``, ``report``, ``spans``, ``align``.
 
-User mistakes, argument mistakes included (``parser``), print one ``Error: ...`` line with no traceback and
-exit with the code the mistake calls for: 2 invalid input or evaluator configuration, 3 missing environment
-configuration. Everything the command prints to stderr (errors, warnings, log lines, even an unexpected
+User mistakes, argument mistakes included (``arguments.parser``), print one ``Error: ...`` line with no
+traceback and exit with the code the mistake calls for: 2 invalid input or evaluator configuration, 3 missing
+environment configuration. Everything the command prints to stderr (errors, warnings, log lines, even an unexpected
 traceback) is redacted (``evalkit.documents.redaction``): no configured key or credential-shaped text reaches
 the terminal; errors, warnings and log lines also have control and bidirectional characters escaped.
+
+One module per command here; inside, bottom up: ``arguments`` (what several commands share), ``run_options``
+(``evalkit run``'s option groups), the command modules, ``spans`` (the ``evalkit spans`` commands).
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ import sys
 import warnings
 
 from evalkit import __version__
-from evalkit.cli import align, cache, compare, new, report, run, runs, spans, validate
-from evalkit.cli.parser import Parser, missing_command, parse
+from evalkit.cli import align, cache, compare, new, report, run, runs, validate
+from evalkit.cli.arguments.parser import Parser, missing_command, parse
+from evalkit.cli.spans import command as spans
 from evalkit.documents.redaction import install_log_redaction, redact
 from evalkit.errors import terminal_safe
 

@@ -16,7 +16,7 @@ import argparse
 import math
 from pathlib import Path
 
-from evalkit.cli.judge_cost import price_argument
+from evalkit.cli.arguments.judge_cost import price_argument
 
 
 def register(subparsers) -> None:

@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+from evalkit.cli.arguments.paths import output_file
 from evalkit.cli.compare_pairwise import add_pairwise_options, run_pairwise
-from evalkit.cli.paths import output_file
 from evalkit.errors import EvalkitError, shown
 
 

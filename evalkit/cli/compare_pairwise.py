@@ -13,7 +13,7 @@ from __future__ import annotations
 
 def add_pairwise_options(parser) -> None:
     """``--pairwise``, ``--judge``, ``--concurrency``, ``--no-cache`` and ``--price`` for ``evalkit compare``."""
-    from evalkit.cli.judge_cost import add_price_option
+    from evalkit.cli.arguments.judge_cost import add_price_option
 
     parser.add_argument(
         "--pairwise",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from evalkit.cli.paths import output_file
+from evalkit.cli.arguments.paths import output_file
 from evalkit.errors import EvalkitError, shown
 
 

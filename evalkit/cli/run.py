@@ -8,13 +8,13 @@ import sys
 import time
 from pathlib import Path
 
-from evalkit.cli import ci_outputs
-from evalkit.cli.batch_options import add_batch_option, batch_line, check_batch
-from evalkit.cli.judge_cost import add_price_option, judge_line
-from evalkit.cli.jury_lines import jury_lines
-from evalkit.cli.paths import output_folder
-from evalkit.cli.run_evaluators import CUSTOM_DIR_HELP, add_evaluator_option, extra_evaluators
-from evalkit.cli.sample_options import add_sample_options, flaky_line
+from evalkit.cli.arguments.judge_cost import add_price_option, judge_line
+from evalkit.cli.arguments.paths import output_folder
+from evalkit.cli.run_options import ci_outputs
+from evalkit.cli.run_options.batch import add_batch_option, batch_line, check_batch
+from evalkit.cli.run_options.evaluators import CUSTOM_DIR_HELP, add_evaluator_option, extra_evaluators
+from evalkit.cli.run_options.jury_lines import jury_lines
+from evalkit.cli.run_options.samples import add_sample_options, flaky_line
 from evalkit.errors import EvalkitError, shown
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -144,7 +144,7 @@ def main(args) -> int:
 def _run(args) -> int:
     check_batch(args)
     if args.engine == "spark":
-        from evalkit.cli.run_spark import run_spark
+        from evalkit.cli.run_options.spark import run_spark
 
         ci = ci_outputs.prepare(args, "run")
         code = run_spark(args, _model_config(args), print_summary)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from evalkit.cli.paths import output_file
+from evalkit.cli.arguments.paths import output_file
 from evalkit.errors import shown as shown_path
 
 

@@ -17,10 +17,14 @@ from typing import Any
 from evalkit.documents.evaluator_maps import BUILTIN_NAMES, LLM_BUILTINS
 from evalkit.documents.json_input import quote
 from evalkit.errors import EvaluatorConfigError
-from evalkit.evaluators.citations import Citations
-from evalkit.evaluators.custom import load_custom
-from evalkit.evaluators.llm_judges import builtin_judge
-from evalkit.evaluators.matching import ExactMatch, PartialMatch
+from evalkit.evaluators.custom.loading import load_custom
+from evalkit.evaluators.custom.span_docs import SpanDocumentEvaluator
+from evalkit.evaluators.custom.time_limit import DEFAULT_TIMEOUT
+from evalkit.evaluators.deterministic.citations import Citations
+from evalkit.evaluators.deterministic.matching import ExactMatch, PartialMatch
+from evalkit.evaluators.deterministic.retrieval import RETRIEVAL_EVALUATORS
+from evalkit.evaluators.deterministic.toolcalls import TOOLCALL_EVALUATORS
+from evalkit.evaluators.llm_judges.builtin import builtin_judge
 from evalkit.evaluators.names import (
     NAME_PATTERN,
     RESERVED_NAMES,
@@ -28,10 +32,6 @@ from evalkit.evaluators.names import (
     default_custom_dir,
     name_too_long,
 )
-from evalkit.evaluators.retrieval import RETRIEVAL_EVALUATORS
-from evalkit.evaluators.span_docs import SpanDocumentEvaluator
-from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT
-from evalkit.evaluators.toolcalls import TOOLCALL_EVALUATORS
 
 log = logging.getLogger("evalkit.registry")
 
@@ -52,7 +52,7 @@ def resolve_evaluators(
     """Build one evaluator object per referenced name, finding every configuration problem at once.
 
     A custom evaluator's module gets ``import_timeout`` seconds to import (``None``: no limit); one that takes
-    longer resolves to an evaluator whose rows are load errors (``import_limit``).
+    longer resolves to an evaluator whose rows are load errors (``custom.import_limit``).
 
     ``names_where`` maps each name to where it first appears (``items[3]``), for the messages.
     Raises ``EvaluatorConfigError`` (exit code 2) listing all problems.

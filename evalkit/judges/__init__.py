@@ -22,7 +22,7 @@
 - ``batch``: batch judging (``evaluate(batch=True)``, ``evalkit run --batch``): every judge request of a run
   through the OpenAI / Azure OpenAI Batch API, answered back through ``metering``'s hook.
 
-The built-in LLM judges themselves are evaluators (``evalkit.evaluators.llm_judges``): they implement the
+The built-in LLM judges themselves are evaluators (``evalkit.evaluators.llm_judges.builtin``): they implement the
 evaluator protocol and use this package to reach the model.
 
 May import: ``evalkit.documents``, ``evalkit.errors``.

@@ -1,7 +1,7 @@
 """The flaky marks of report.html: each sampled judgment's pass share, for the items table and the item view.
 
 ``evaluate(samples=K)`` / ``evalkit run --samples K`` keep in each LLM judge's ``<key>_details`` the row's
-``samples`` (K), ``passShare``, ``flipped``, ``scores`` and ``passRule`` (:mod:`evalkit.evaluators.samples`).
+``samples`` (K), ``passShare``, ``flipped``, ``scores`` and ``passRule`` (:mod:`evalkit.evaluators.llm_judges.samples`).
 The page embeds them per evaluator as the column ``e<k>.samples`` (beside ``e<k>.result``), one entry per row:
 ``{"p": pass share, "n": K, "f": 1 when the judgments flipped between pass and fail, "s": the scores in sample
 order, "r": the pass rule}``, or ``null`` for a row judged once (or not at all). The column is left out when no

@@ -12,7 +12,7 @@ import argparse
 import pytest
 
 from evalkit.cli import build_parser, main
-from evalkit.cli.parser import parse
+from evalkit.cli.arguments.parser import parse
 
 SECONDS = "is not a positive number of seconds: write e.g. 60 or 2.5"
 PERCENT = "is not a percentage: write e.g. 10 or 10%"

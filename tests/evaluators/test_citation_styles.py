@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import evalkit
-from evalkit.evaluators.citations import CITATION_FORMATS, Citations
+from evalkit.evaluators.deterministic.citations import CITATION_FORMATS, Citations
 
 
 def score(responses, configs):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from evalkit.evaluators.citations import CITATION_FORMATS, Citations
+from evalkit.evaluators.deterministic.citations import CITATION_FORMATS, Citations
 
 #: (response, count with every style): each row alone; next to each other they must not combine.
 ROWS = [
@@ -52,7 +52,7 @@ def test_a_response_holding_nul_is_read_as_it_is():
 
 
 def test_passes_of_a_few_rows_give_the_same_results(monkeypatch):
-    from evalkit.evaluators import citations
+    from evalkit.evaluators.deterministic import citations
 
     responses = [text for text, _ in ROWS] * 3 + ["[7]\x00"]  # the last pass holds a NUL
     whole = scored(responses)

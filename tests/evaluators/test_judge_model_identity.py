@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evalkit.evaluators.llm_judges import _model_identity
+from evalkit.evaluators.llm_judges.builtin import _model_identity
 
 
 def test_rotating_url_credentials_keeps_the_cache_key():

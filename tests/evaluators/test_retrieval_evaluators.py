@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from evalkit.evaluators.base import RESULT_COLUMNS
-from evalkit.evaluators.retrieval import RETRIEVAL_EVALUATORS, RetrievalQuery, RetrievalResult
+from evalkit.evaluators.deterministic.retrieval import RETRIEVAL_EVALUATORS, RetrievalQuery, RetrievalResult
 
 ODSP = "OneDriveAndSharePoint"
 

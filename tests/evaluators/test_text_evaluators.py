@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit.evaluators import tokens
 from evalkit.evaluators.base import RESULT_COLUMNS
-from evalkit.evaluators.citations import Citations
-from evalkit.evaluators.matching import ExactMatch, PartialMatch
+from evalkit.evaluators.deterministic import tokens
+from evalkit.evaluators.deterministic.citations import Citations
+from evalkit.evaluators.deterministic.matching import ExactMatch, PartialMatch
 from evalkit.evaluators.registry import TEXT_EVALUATORS
 
 CONFIG_ERROR = "evaluatorConfigurationError"

@@ -34,7 +34,8 @@ def _slow(*, prompt="", **_):
 def runner(request, monkeypatch):
     """Both ways of running under the limit: a forked worker process (where forking is safe) and a watched
     thread (elsewhere, e.g. in a Jupyter kernel)."""
-    from evalkit.evaluators import custom, worker_process
+    from evalkit.evaluators.custom import loading as custom
+    from evalkit.evaluators.custom import worker_process
 
     if request.param == "thread":
         monkeypatch.setattr(custom, "can_fork", lambda: False)
@@ -62,7 +63,7 @@ def test_a_runaway_row_is_one_timeout_and_the_run_goes_on(runner):
 
 
 def test_a_busy_loop_is_really_stopped(monkeypatch):
-    from evalkit.evaluators import custom
+    from evalkit.evaluators.custom import loading as custom
 
     monkeypatch.setattr(custom, "can_fork", lambda: False)  # the thread way: stopped by an async exception
     df = pd.DataFrame({"prompt": ["spin", "ok"], "response": ["r", "r"]})
@@ -83,7 +84,7 @@ def test_quick_rows_are_untouched_by_the_limit_and_none_disables_it(runner):
 
 
 def test_a_failure_in_the_row_loop_itself_still_reaches_the_engine(runner, monkeypatch):
-    from evalkit.evaluators import custom
+    from evalkit.evaluators.custom import loading as custom
 
     def broken(*args, **kwargs):
         raise MemoryError("out of memory")
@@ -197,7 +198,7 @@ def _native(*, prompt="", **_):
     ],
 )
 def test_in_a_worker_process_crashes_and_native_loops_cost_one_row(bad, message, code):
-    from evalkit.evaluators import worker_process
+    from evalkit.evaluators.custom import worker_process
 
     if not worker_process.can_fork():
         pytest.skip("forking is not safe here")
@@ -239,7 +240,7 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc")
 def test_the_worker_process_dies_with_a_killed_run(tmp_path):
-    from evalkit.evaluators import worker_process
+    from evalkit.evaluators.custom import worker_process
 
     if not worker_process.can_fork():
         pytest.skip("forking is not safe here")

@@ -1,6 +1,6 @@
 """Tests for ToolCallSelection / ToolCallExecution, span evidence and allowlists, hand-computed.
 
-Every verdict below is worked out by hand from the upstream 1.11 rules (see ``evalkit.evaluators.toolcalls``).
+Every verdict below is worked out by hand from the upstream 1.11 rules (see ``evalkit.evaluators.deterministic.toolcalls``).
 The last tests build results.json entries and validate them against the upstream schema's
 ``ToolCallEvaluatorScore`` definition.
 """
@@ -16,18 +16,18 @@ import pytest
 
 from evalkit.documents.evaluator_maps import resolve_allowed_tools
 from evalkit.evaluators.base import CONFIG_ERROR, RESULT_COLUMNS
-from evalkit.evaluators.tool_allowlist import tool_call_not_allowed
-from evalkit.evaluators.tool_spans import (
-    span_tool_identity,
-    split_tool_name,
-    tool_calls_from_spans,
-    tool_identifier,
-)
-from evalkit.evaluators.toolcalls import (
+from evalkit.evaluators.deterministic.tool_allowlist import tool_call_not_allowed
+from evalkit.evaluators.deterministic.toolcalls import (
     INDETERMINATE,
     TOOLCALL_EVALUATORS,
     ToolCallExecution,
     ToolCallSelection,
+)
+from evalkit.spans.reading.tool_calls import (
+    span_tool_identity,
+    split_tool_name,
+    tool_calls_from_spans,
+    tool_identifier,
 )
 
 ORGS = ("github", "orgs_get")

@@ -201,7 +201,7 @@ def test_os_exit_still_ends_a_child_forked_in_a_watched_thread(monkeypatch):
     import pandas as pd
 
     import evalkit
-    from evalkit.evaluators import custom
+    from evalkit.evaluators.custom import loading as custom
 
     monkeypatch.setattr(
         custom, "can_fork", lambda: False

@@ -86,7 +86,7 @@ def test_template_mistakes_warn_at_load_time(project, caplog, front, body, warni
 
 def test_a_correct_template_gives_no_warning(project, caplog):
     shutil.copytree(REPO / "custom-evaluators/professional_tone", project.custom / "professional_tone")
-    from evalkit.evaluators.custom import load_custom
+    from evalkit.evaluators.custom.loading import load_custom
 
     with caplog.at_level(logging.WARNING, logger="evalkit"):
         load_custom("professional_tone", project.custom)

@@ -223,7 +223,7 @@ def test_summary_counts_tokens_per_evaluator_and_run(model_server):
 
 
 def test_groundedness_grounds_on_context_then_extracts_then_expected_response():
-    from evalkit.evaluators.llm_judges import grounding
+    from evalkit.evaluators.llm_judges.builtin import grounding
 
     executions = [{"retrievalHits": [{"extracts": [{"text": "first"}, {"text": "second"}]}]}]
     assert (

@@ -97,7 +97,7 @@ def test_run_results_csv_is_neutralised_and_recoverable(tmp_path, monkeypatch, c
 
 
 def test_spans_results_csv_is_neutralised(tmp_path):
-    from evalkit.cli.spans import _write
+    from evalkit.cli.spans.command import _write
     from evalkit.spans.lambdas.results import results_frame
 
     results = [

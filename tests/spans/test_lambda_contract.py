@@ -191,7 +191,7 @@ def test_the_zip_of_the_sample_layout_names_its_handler(tmp_path):
 def test_a_document_runs_the_sample_layout_and_its_handler_option(tmp_path):
     import pandas as pd
 
-    from evalkit.evaluators.custom import load_custom
+    from evalkit.evaluators.custom.loading import load_custom
 
     custom = tmp_path / "custom-evaluators"
     write(custom / "docev" / "lambda_function.py", handler_source("handler", "sample"))

@@ -177,7 +177,7 @@ def test_the_runtime_picks_the_wheel_platforms():
 def test_lambda_size_limits_are_noted(capsys):
     from types import SimpleNamespace
 
-    from evalkit.cli.spans import _size_notes
+    from evalkit.cli.spans.package import _size_notes
 
     _size_notes(SimpleNamespace(size=60 * 2**20, unzipped=120 * 2**20))
     assert (

@@ -410,7 +410,7 @@ def test_kill_9_mid_stream_loses_no_acknowledged_span_and_evaluates_no_session_t
 def test_status_command_prints_states_and_pass_rates(server_factory, tmp_path, capsys):
     import argparse
 
-    from evalkit.cli.spans_serve import register, status_main
+    from evalkit.cli.spans.serve import register, status_main
 
     server = server_factory()
     _post_json(server.port, [_span("a", 1, 1, ok="yes")])

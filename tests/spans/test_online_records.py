@@ -166,7 +166,7 @@ def test_sdk_log_and_span_exporters_reach_the_evaluator_and_status_counts_record
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    from evalkit.cli.spans_serve import status_main
+    from evalkit.cli.spans.serve import status_main
 
     server = receivers()
     assert server.logs_url == f"http://127.0.0.1:{server.port}/v1/logs"

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from evalkit.errors import EvaluatorConfigError
-from evalkit.evaluators.span_docs import SpanDocumentEvaluator
+from evalkit.evaluators.custom.span_docs import SpanDocumentEvaluator
 from evalkit.spans import load_span_evaluator, passing, results_frame
 from evalkit.spans.lambdas.passing_rule import VALUE_RULE, passes, rule_text
 from evalkit.spans.llm_judges.builtin_judges import BUILTINS

@@ -31,7 +31,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import set_span_in_context
 
 from evalkit import spans
-from evalkit.cli import spans as spans_command
+from evalkit.cli.spans import command as spans_command
 from evalkit.errors import EvalkitError
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from evalkit import spans
-from evalkit.cli import spans as spans_command
+from evalkit.cli.spans import command as spans_command
 from evalkit.errors import EvalkitError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "spans"

@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 
 from evalkit import spans
-from evalkit.cli import spans as spans_command
+from evalkit.cli.spans import command as spans_command
 from evalkit.documents.validation import schema_problems
 from evalkit.documents.versions import EvalkitWarning
 from evalkit.errors import EvalkitError

@@ -15,7 +15,7 @@ and ``errors`` (jurors that failed on the row). The reason says the same in word
 juror whose score it is: ``Jury (median): judge 5, judge~-2 3; spread 2. [judge] ...``. A row no juror could
 judge is the first juror's error.
 
-May import: ``evalkit.evaluators.base``, ``evalkit.evaluators.samples``.
+May import: ``evalkit.evaluators.base``, ``evalkit.evaluators.llm_judges.samples``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit.evaluators.base import RESULT_COLUMNS
-from evalkit.evaluators.samples import _plain
+from evalkit.evaluators.llm_judges.samples import _plain
 
 
 def combine_jurors(frames: list[pd.DataFrame], labels: list[str], rule: str) -> pd.DataFrame:

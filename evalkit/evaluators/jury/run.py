@@ -26,12 +26,12 @@ import pandas as pd
 from evalkit.documents.redaction import register_secrets_of
 from evalkit.errors import EvaluatorConfigError
 from evalkit.evaluators.base import error_frame
-from evalkit.evaluators.custom import CustomJudge
+from evalkit.evaluators.custom.loading import CustomJudge
 from evalkit.evaluators.jury.alpha import krippendorff_alpha
 from evalkit.evaluators.jury.combine import combine_jurors
 from evalkit.evaluators.jury.spec import Juror, Jury, read_jury
-from evalkit.evaluators.llm_judges import BuiltinJudge, LLMJudge
-from evalkit.evaluators.samples import judged_k_times
+from evalkit.evaluators.llm_judges.builtin import BuiltinJudge, LLMJudge
+from evalkit.evaluators.llm_judges.samples import judged_k_times
 
 log = logging.getLogger("evalkit.jury")
 

@@ -6,6 +6,8 @@ the item's ``expected_response`` and ``context`` too (``llm_reference.*``: most 
 reference answer); JudgeStudio starts a new judge from the minimal one (``llm.*``: prompt and response), whose
 demo shows how adding the reference answer changes the judge. ``llm.py.v1.txt`` is the wrapper earlier versions
 wrote (reading ``data["score"]`` itself), kept so that JudgeStudio still knows such a wrapper as the scaffold's.
+
+May import ``evalkit.evaluators.names``, ``evalkit.documents`` and ``evalkit.errors``.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from __future__ import annotations
 import sys
 
 from evalkit.analysis.formatting import count
-from evalkit.cli.paths import output_file
-from evalkit.cli.span_options import add_log_level, add_session_attribute
+from evalkit.cli.arguments.paths import output_file
+from evalkit.cli.spans.options import add_log_level, add_session_attribute
 from evalkit.spans.online.session_tracking import Filter
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.documents.evaluator_maps import allow_list
-from evalkit.evaluators.tool_spans import (
+from evalkit.spans.reading.tool_calls import (
     Identity,
     entry_identity,
     is_absent,

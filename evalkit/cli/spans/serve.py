@@ -19,9 +19,9 @@ import signal
 import threading
 
 from evalkit.analysis.formatting import count
-from evalkit.cli.paths import output_folder
+from evalkit.cli.arguments.paths import output_folder
 from evalkit.cli.run import parse_rate, parse_seconds
-from evalkit.cli.span_options import add_custom_dir, add_session_attribute
+from evalkit.cli.spans.options import add_custom_dir, add_session_attribute
 from evalkit.errors import EvalkitError
 
 

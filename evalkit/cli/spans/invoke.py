@@ -14,7 +14,7 @@ import json
 import sys
 
 from evalkit.cli.run import parse_seconds
-from evalkit.cli.span_options import add_custom_dir
+from evalkit.cli.spans.options import add_custom_dir
 
 EPILOG = (
     "exit codes: 0 the handler returned a valid AgentCore evaluator response (label/value/explanation, or "

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from evalkit.evaluators.base import error_frame
-from evalkit.evaluators.time_limit import abandon
+from evalkit.evaluators.custom.time_limit import abandon
 
 LOAD_ERROR = "evaluatorLoadError"
 

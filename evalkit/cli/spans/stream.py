@@ -16,10 +16,10 @@ import threading
 import time
 
 from evalkit.analysis.formatting import count
-from evalkit.cli.paths import output_folder
+from evalkit.cli.arguments.paths import output_folder
 from evalkit.cli.run import parse_seconds
-from evalkit.cli.span_options import add_custom_dir, add_session_attribute
-from evalkit.cli.spans_serve import parse_percentage
+from evalkit.cli.spans.options import add_custom_dir, add_session_attribute
+from evalkit.cli.spans.serve import parse_percentage
 from evalkit.errors import EvalkitError
 
 
@@ -146,7 +146,7 @@ def register(commands) -> None:
 
 
 def stream_main(args) -> int:
-    from evalkit.cli.run_spark import spark_errors
+    from evalkit.cli.run_options.spark import spark_errors
     from evalkit.spans.online.session_tracking import check_sampling
     from evalkit.spark.requirements import require_pyspark
 

@@ -36,7 +36,7 @@ def run_spark(args, model_config: dict | None, print_summary) -> int:
     started = time.perf_counter()
     path = Path(args.document)
     is_table = _is_parquet(path)
-    from evalkit.cli.run_evaluators import extra_evaluators
+    from evalkit.cli.run_options.evaluators import extra_evaluators
     from evalkit.documents.folder_swap import replaced_folder
     from evalkit.reporting.run_files import RUN_FILES
     from evalkit.spark.batch import load, plan_evaluation
@@ -76,7 +76,7 @@ def run_spark(args, model_config: dict | None, print_summary) -> int:
     )
     print_summary(totals.summary(judge))
     if judge:
-        from evalkit.cli.judge_cost import judge_line
+        from evalkit.cli.arguments.judge_cost import judge_line
 
         print(judge_line(judge))
     print(f"Parquet: {paths['parquet']}")

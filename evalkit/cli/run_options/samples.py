@@ -3,14 +3,14 @@
 Every LLM judge judges every row K times (each judgment its own judge-cache entry); an item passes by
 ``--pass-rule`` (``all``, the default: every judgment passed; ``majority``: more than half), which is what
 ``--fail-under`` counts. The summary says how many items flipped (``Flaky: ...``); each results.json entry
-carries ``samples``, ``passShare``, ``flipped`` and ``scores`` (``evalkit.evaluators.samples``).
+carries ``samples``, ``passShare``, ``flipped`` and ``scores`` (``evalkit.evaluators.llm_judges.samples``).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from evalkit.evaluators.samples import DEFAULT_PASS_RULE, PASS_RULES
+from evalkit.evaluators.llm_judges.samples import DEFAULT_PASS_RULE, PASS_RULES
 
 
 def add_sample_options(parser) -> None:
@@ -59,7 +59,7 @@ def flaky_line(scored) -> str | None:
 
 def _flipped_per_judge(scored) -> list[tuple[str, int]]:
     """``(evaluator name, rows whose judgments flipped)`` for each LLM judge of the run."""
-    from evalkit.evaluators.samples import flaky_rows
+    from evalkit.evaluators.llm_judges.samples import flaky_rows
 
     specs = (scored.attrs.get("evalkit") or {}).get("scored") or []
     return [(s["name"], flaky_rows(scored, [s["key"]])) for s in specs if s.get("is_llm")]

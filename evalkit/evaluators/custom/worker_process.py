@@ -11,7 +11,7 @@ dies (a segfault, ``os._exit``) turns the row it was on into an ``evaluatorError
 Workers die with the parent (``PR_SET_PDEATHSIG``).
 
 Elsewhere (another OS, a Jupyter kernel or any process with threads, where forking is unsafe) the rows run in a
-watched thread instead (:mod:`evalkit.evaluators.time_limit`). What a call changes in the evaluator's own state
+watched thread instead (:mod:`evalkit.evaluators.custom.time_limit`). What a call changes in the evaluator's own state
 (counters, caches) stays in the worker: evaluators are called as functions of their inputs.
 """
 
@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from evalkit.documents.folder_swap import die_with_parent
-from evalkit.evaluators.time_limit import (
+from evalkit.evaluators.custom.time_limit import (
     IN_WORKER_PROCESS,
     TIMEOUT_CODE,
     crash_message,

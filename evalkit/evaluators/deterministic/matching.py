@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalkit.evaluators.columnwise import scored_frame, take, text_column, verdicts
-from evalkit.evaluators.options import bool_option, fraction_option, parse_groups
-from evalkit.evaluators.tokens import token_overlap
+from evalkit.evaluators.deterministic.columnwise import scored_frame, take, text_column, verdicts
+from evalkit.evaluators.deterministic.options import bool_option, fraction_option, parse_groups
+from evalkit.evaluators.deterministic.tokens import token_overlap
 
 
 class ExactMatch:

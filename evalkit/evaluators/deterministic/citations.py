@@ -62,8 +62,8 @@ import numpy as np
 import pandas as pd
 
 from evalkit.evaluators.base import OptionError
-from evalkit.evaluators.columnwise import gc_paused, scored_frame, take, text_column, verdicts
-from evalkit.evaluators.options import count_option, parse_groups
+from evalkit.evaluators.deterministic.columnwise import gc_paused, scored_frame, take, text_column, verdicts
+from evalkit.evaluators.deterministic.options import count_option, parse_groups
 
 log = logging.getLogger("evalkit.evaluators.citations")
 

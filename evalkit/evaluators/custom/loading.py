@@ -26,14 +26,19 @@ import numpy as np
 from evalkit.documents.evaluator_maps import BUILTIN_NAMES
 from evalkit.errors import EvaluatorConfigError
 from evalkit.evaluators.base import verdict_frame
-from evalkit.evaluators.contract import ContractError, describe_exception, read_score, signature_message
-from evalkit.evaluators.import_limit import UnloadedEvaluator, import_timeout_message, import_within
-from evalkit.evaluators.llm_judges import LLMJudge
+from evalkit.evaluators.custom.contract import (
+    ContractError,
+    describe_exception,
+    read_score,
+    signature_message,
+)
+from evalkit.evaluators.custom.import_limit import UnloadedEvaluator, import_timeout_message, import_within
+from evalkit.evaluators.custom.prompty_checks import check_template, warn_missing_prompty
+from evalkit.evaluators.custom.span_docs import SpanDocumentEvaluator
+from evalkit.evaluators.custom.time_limit import DEFAULT_TIMEOUT, own_failure, run_with_time_limit
+from evalkit.evaluators.custom.worker_process import can_fork, run_in_workers
+from evalkit.evaluators.llm_judges.builtin import LLMJudge
 from evalkit.evaluators.names import default_custom_dir
-from evalkit.evaluators.prompty_checks import check_template, warn_missing_prompty
-from evalkit.evaluators.span_docs import SpanDocumentEvaluator
-from evalkit.evaluators.time_limit import DEFAULT_TIMEOUT, own_failure, run_with_time_limit
-from evalkit.evaluators.worker_process import can_fork, run_in_workers
 from evalkit.judges.judge_answers import refusal, unread_answer
 from evalkit.judges.offline import import_promptflow_quietly
 from evalkit.judges.pool import JudgeFailure, classify, find_error

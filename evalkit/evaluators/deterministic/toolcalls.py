@@ -1,9 +1,9 @@
 """ToolCallSelection and ToolCallExecution: deterministic checks of which tools the agent called, and how.
 
 Both evaluators judge the upstream (schema 1.11) tool-call evidence, ``diagnostics.tool_calls`` (its shape,
-and how tool identities and statuses are read from spans, are in ``tool_spans``). A row's evidence is its
-``tool_calls`` cell when that holds an object; otherwise it is derived from the row's captured ``spans`` by
-``tool_calls_from_spans``. A null list means "evidence unavailable", an empty list is an authoritative
+and how tool identities and statuses are read from spans, are in ``evalkit.spans.reading.tool_calls``). A
+row's evidence is its ``tool_calls`` cell when that holds an object; otherwise it is derived from the row's
+captured ``spans`` by ``tool_calls_from_spans``. A null list means "evidence unavailable", an empty list is an authoritative
 "nothing happened" (the upstream semantics), so an agent that emitted spans but no tool span selected and
 executed nothing.
 
@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalkit.evaluators.base import CONFIG_ERROR, OptionError, result_frame
-from evalkit.evaluators.tool_spans import (
+from evalkit.spans.reading.tool_calls import (
     Identity,
     as_integer,
     entry_identity,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalkit.cli.paths import output_file
+from evalkit.cli.arguments.paths import output_file
 from evalkit.errors import EvalkitError
 
 __all__ = ["CiOutputs", "add_options", "prepare"]
@@ -212,7 +212,7 @@ def prepare(args, kind: str) -> CiOutputs:
         raise EvalkitError(f"--report-url {args.report_url}: give an http:// or https:// address")
     ci = CiOutputs(args=args, kind=kind, baseline_dir=baseline_dir)
     if ci.wanted and getattr(args, "engine", None) == "spark":
-        from evalkit.cli.run_spark import _is_parquet
+        from evalkit.cli.run_options.spark import _is_parquet
 
         if _is_parquet(Path(args.document)):
             raise EvalkitError(

@@ -1,7 +1,7 @@
 """A time limit per row for code-only evaluators (``--evaluator-timeout``, ``evaluate(evaluator_timeout=)``).
 
 Where forking is safe, the rows run in a worker process that is killed when a row takes too long
-(:mod:`evalkit.evaluators.worker_process`). Where it is not (another OS than Linux, a Jupyter kernel or any
+(:mod:`evalkit.evaluators.custom.worker_process`). Where it is not (another OS than Linux, a Jupyter kernel or any
 process with other threads), this module's watched thread runs them:
 
 The evaluator's row loop runs in a worker thread while the calling thread watches its progress: the loop
