@@ -219,7 +219,7 @@ class _Rows:
         #: the first row of each distinct map, by code (codes number the maps in order of first appearance)
         self.first = np.unique(self.codes, return_index=True)[1].tolist()
         self.maps = [maps[position] for position in self.first]
-        self.has_response = is_text(table["response"].tolist())
+        self.has_response = _is_text(table["response"].tolist())
         self._filled: dict[str, np.ndarray] = {}
 
     def asking(self, name: str, *, everywhere: bool = False) -> np.ndarray:
@@ -239,7 +239,7 @@ class _Rows:
         if column not in self._filled:
             values = self.inputs[column].tolist()
             n = len(values)
-            if is_text(values).all():  # builtins mapped over the column: no Python-level call per row
+            if _is_text(values).all():  # builtins mapped over the column: no Python-level call per row
                 blank = np.fromiter(map(str.isspace, values), dtype=bool, count=n)
                 filled = ~blank & (np.fromiter(map(len, values), dtype=np.int64, count=n) > 0)
             else:
@@ -253,7 +253,7 @@ class _Rows:
         return self.inputs if mask.all() else self.inputs.loc[mask]
 
 
-def is_text(values: list) -> np.ndarray:
+def _is_text(values: list) -> np.ndarray:
     """Whether each value is a str (``isinstance`` mapped over the list: no Python-level call per value)."""
     return np.fromiter(map(isinstance, values, repeat(str)), dtype=bool, count=len(values))
 

@@ -30,6 +30,7 @@ PartialMatch (score field ``score``: float in [0, 1]; threshold, default 0.5, pa
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -78,12 +79,11 @@ class ExactMatch:
                 continue
             positions = np.sort(np.concatenate(parts))
             picked = positions.tolist()
-            pairs = zip(take(responses, picked), take(expected, picked), strict=True)
-            if case_sensitive:
-                same = [a.strip() == b.strip() for a, b in pairs]
-            else:
-                same = [a.strip().casefold() == b.strip().casefold() for a, b in pairs]
-            hit = np.array(same, dtype=bool)
+            left, right = map(str.strip, take(responses, picked)), map(str.strip, take(expected, picked))
+            if not case_sensitive:
+                left, right = map(str.casefold, left), map(str.casefold, right)
+            # builtins mapped over the columns: no Python-level call per row
+            hit = np.fromiter(map(operator.eq, left, right), dtype=bool, count=len(picked))
             match[positions] = hit
             result[positions] = verdicts(hit)
             reason[positions] = self._REASONS[case_sensitive][hit.view(np.uint8)]
