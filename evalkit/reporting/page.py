@@ -430,6 +430,9 @@ class Distinct:
         types.discard(type(None))
         if len(types) > 1 or not types <= _PLAIN:
             return _SLOW
+        if len(set(values[: self.most + 1])) > self.most:  # a prefix has too many already (a text column)
+            self.full = True
+            return None
         distinct = dict.fromkeys(values)
         if len(distinct) > self.most:
             self.full = True
