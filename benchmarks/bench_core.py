@@ -147,7 +147,7 @@ WRITERS = textwrap.dedent(
     def json_file():
         root = document_root(df)
         root["metadata"] = results_metadata(df, root.get("metadata") or {})
-        root["items"] = iter_items(df)
+        root["items"] = iter_items(df, encoded=True)  # as save_results writes it
         with open(out + "/results.json", "w", encoding="utf-8") as handle:
             write_document(root, handle)
     frame = csv_frame(df)

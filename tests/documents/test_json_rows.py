@@ -141,3 +141,20 @@ def test_refused_values_fail_as_before(tmp_path):
     with pytest.raises(TypeError):
         for _ in json_items.encode_items(iter_items(df, encoded=True)):
             pass
+
+
+def test_a_varied_generated_document_keeps_its_bytes():
+    """The spark tests' generated document (threads, tags, custom evaluators, errors, rows without some
+    evaluators: scores NaN there), most of its rows plain, the others in the same chunks."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "spark" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("spark_documents", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    generated_document = module.generated_document
+    custom = Path(__file__).resolve().parents[2] / "custom-evaluators"
+    df = evalkit.evaluate(evalkit.load(generated_document(600, seed=3)), custom_dir=custom, progress=False)
+    fast, reference, taken = _encoded_and_reference(df)
+    assert fast == reference
+    assert len(df) // 2 < taken < len(df)
