@@ -178,21 +178,28 @@ def _entries(field: str, thresholds, lists: list, with_codes: bool) -> list[byte
     columns = [score_bytes, result_bytes, *([] if thresholds is None else [threshold_bytes])]
     if plain and not any(None in column for column in (*columns, reason_bytes, detail_bytes)):
         return [template % row for row in zip(*columns, reason_bytes, detail_bytes)]
-    out = []
-    for row, values in enumerate(zip(*columns, reason_bytes, detail_bytes)):
-        result = results[row]
-        if result.__class__ is not str:
-            out.append(b"")
-        elif result == "error":
-            out.append(_error_entry(errors[row], codes[row], with_codes))
-        elif None in values:
-            out.append(None)
-        elif plain:
-            out.append(template % values)
-        else:
-            reason = b', "reason": ' + values[-2] if reasons[row].__class__ is str else b""
-            out.append(template % (*values[:-2], reason, values[-1]))
+    out: list = [b""] * len(results)  # b"": no entry (the row has no result)
+    written = []
+    for row, result in enumerate(results):
+        if result.__class__ is str:
+            if result == "error":
+                out[row] = _error_entry(errors[row], codes[row], with_codes)
+            else:
+                written.append(row)
+    if plain:
+        parts = [reason_bytes]
+    else:  # the reason only where it is text; the template has a %b for it
+        parts = [[_reason(data, text) for data, text in zip(reason_bytes, reasons)]]
+    picked = [[column[row] for row in written] for column in (*columns, *parts, detail_bytes)]
+    for row, values in zip(written, zip(*picked)):
+        out[row] = None if None in values else template % values
     return out
+
+
+def _reason(data: bytes | None, text) -> bytes | None:
+    if text.__class__ is not str:
+        return b""
+    return None if data is None else b', "reason": ' + data
 
 
 def _counts(scores: list, results: list) -> list:
