@@ -147,7 +147,7 @@ WRITERS = textwrap.dedent(
     def json_file():
         root = document_root(df)
         root["metadata"] = results_metadata(df, root.get("metadata") or {})
-        root["items"] = iter_items(df)
+        root["items"] = iter_items(df, encoded=True)  # as save_results writes it
         with open(out + "/results.json", "w", encoding="utf-8") as handle:
             write_document(root, handle)
     frame = csv_frame(df)
@@ -171,11 +171,13 @@ WRITERS = textwrap.dedent(
 #: Which library writes each file, and why (printed with the numbers; issue 20 asks for the choice).
 WRITER_CHOICES = textwrap.dedent(
     """\
-    Writers: results.json = orjson per item (already a runtime dependency, ~10x json's C encoder), spaced like
-      json.dumps by one numpy pass per 2,000 items; items where orjson's tokens differ (null/NaN, exponents,
-      0.0000x floats, >64-bit ints, non-text keys) are re-encoded by json, so the bytes are json's.
+    Writers: results.json = plain rows (fully given by the table's columns) encoded column by column with
+      json's own C functions into %b templates (documents/json_rows.py, json_scores.py: no per-item dicts);
+      other items (threads, extra fields) orjson per item, spaced like json.dumps by one numpy pass per 2,000
+      items, re-encoded by json where orjson's tokens differ, so the bytes are json's.
       results.csv = evalkit's own writer (documents/csv_text.py): numpy/str.join, no csv module; to_csv's bytes
-      (Python's csv writer is most of to_csv's time). report.html = its page data by orjson (inline.py).\
+      (Python's csv writer is most of to_csv's time). report.html = its page data by orjson (inline.py), its
+      charts as plotly's JSON built directly (reporting/chart_specs.py: no figure validation).\
     """
 )
 

@@ -24,7 +24,7 @@ from pandas import NA
 
 from evalkit.documents.json_scores import encode_column, encode_one, key_bytes
 
-__all__ = ["encoded_rows"]
+__all__ = ["encoded_rows", "plain_share"]
 
 #: The item fields a plain row's value comes from the columns, in the order ``iter_items`` sets them.
 FIELDS = ("prompt", "expected_response", "context", "response", "citations", "scores", "status", "error")
@@ -46,6 +46,34 @@ def encoded_rows(rows: dict[str, list], collections: list | None) -> list[bytes 
     if collections is None:
         collections = [b"{}"] * count
     return _uniform(rows, collections, count) or _by_row(rows, collections)
+
+
+def plain_share(rows: dict[str, list]) -> float:
+    """The share of a chunk's rows that may be plain, by their structure alone (not a turn, no diagnostics or
+    extensions, no source field the columns do not rewrite): a chunk with few is better built as dicts
+    whole, without encoding its columns first. Checked column by column when every row passes."""
+    turns = rows["turn"]
+    calls = rows["tool_calls"]
+    allowed = _ALLOWED.issuperset
+    if (
+        set(map(type, turns)) <= {type(None), type(NA)}
+        and not any(rows["retrieval_executions"])
+        and not any(rows["extensions"])
+        and not any(issubclass(kind, dict) for kind in set(map(type, calls)))
+        and all(map(allowed, set(map(tuple, _sources(rows)))))
+    ):
+        return 1.0
+    passing = sum(
+        (turn is None or turn is NA)
+        and not executions
+        and not ext
+        and not isinstance(call, dict)
+        and allowed(src)
+        for turn, executions, ext, call, src in zip(
+            turns, rows["retrieval_executions"], rows["extensions"], calls, _sources(rows)
+        )
+    )
+    return passing / max(len(turns), 1)
 
 
 def _sources(rows: dict[str, list]) -> list[dict]:

@@ -57,15 +57,36 @@ def encode_column(values: list) -> list[bytes | None]:
         if len(distinct) * 4 <= len(values) and (kind is not float or 0.0 not in distinct):  # -0.0 == 0.0
             encoded = dict(zip(distinct, _scalars(list(distinct), kinds)))
             return list(map(encoded.__getitem__, values))
+    if len(kinds) > 1 and kinds <= _SCALARS:  # e.g. scores with NaN where a row has none: kind by kind
+        return _by_kind(values)
     return _scalars(values, kinds)
+
+
+_SCALARS = frozenset({str, float, bool, int, type(None)})
+_NON_FINITE = {b"nan": b"NaN", b"inf": b"Infinity", b"-inf": b"-Infinity"}
+
+
+def _by_kind(values: list) -> list[bytes | None]:
+    positions: dict[type, list[int]] = {}
+    for index, value in enumerate(values):
+        positions.setdefault(value.__class__, []).append(index)
+    out: list = [None] * len(values)
+    for kind, indexes in positions.items():
+        encoded = (
+            [b"null"] * len(indexes) if kind is type(None) else encode_column([values[i] for i in indexes])
+        )
+        for index, data in zip(indexes, encoded):
+            out[index] = data
+    return out
 
 
 def _scalars(values: list, kinds: set) -> list[bytes | None]:
     try:
         if kinds == {str}:  # the encoder escapes line breaks: one join and split encodes them all
             return "\n".join(map(encode_basestring, values)).encode("utf-8").split(b"\n")
-        if kinds == {float} and all(map(math.isfinite, values)):
-            return ",".join(map(float.__repr__, values)).encode().split(b",")
+        if kinds == {float}:  # repr, as the encoder writes floats, but NaN and infinities as it spells them
+            encoded = ",".join(map(float.__repr__, values)).encode().split(b",")
+            return encoded if all(map(math.isfinite, values)) else [_NON_FINITE.get(b, b) for b in encoded]
         if kinds == {bool}:
             return list(map(_BOOLS.__getitem__, values))
         if kinds == {int}:
@@ -139,11 +160,7 @@ def _entries(field: str, thresholds, lists: list, with_codes: bool) -> list[byte
     """One evaluator's entries of a chunk: bytes, ``b""`` where the row has none, None where the dict way
     must build it."""
     results, scores, limits, reasons, errors, codes, details = lists
-    try:
-        values = [int(s) for s in scores] if field == "count" else scores
-    except _REFUSED:  # int() refused a score: the dict way raises it
-        return [b"" if result.__class__ is not str else None for result in results]
-    score_bytes = encode_column(values)
+    score_bytes = encode_column(_counts(scores, results) if field == "count" else scores)
     all_results = set(map(type, results)) == {str}
     result_bytes = encode_column(
         results if all_results else [r if r.__class__ is str else "" for r in results]
@@ -161,21 +178,48 @@ def _entries(field: str, thresholds, lists: list, with_codes: bool) -> list[byte
     columns = [score_bytes, result_bytes, *([] if thresholds is None else [threshold_bytes])]
     if plain and not any(None in column for column in (*columns, reason_bytes, detail_bytes)):
         return [template % row for row in zip(*columns, reason_bytes, detail_bytes)]
-    out = []
-    for row, values in enumerate(zip(*columns, reason_bytes, detail_bytes)):
-        result = results[row]
-        if result.__class__ is not str:
-            out.append(b"")
-        elif result == "error":
-            out.append(_error_entry(errors[row], codes[row], with_codes))
-        elif None in values:
-            out.append(None)
-        elif plain:
-            out.append(template % values)
-        else:
-            reason = b', "reason": ' + values[-2] if reasons[row].__class__ is str else b""
-            out.append(template % (*values[:-2], reason, values[-1]))
+    out: list = [b""] * len(results)  # b"": no entry (the row has no result)
+    written = []
+    for row, result in enumerate(results):
+        if result.__class__ is str:
+            if result == "error":
+                out[row] = _error_entry(errors[row], codes[row], with_codes)
+            else:
+                written.append(row)
+    if plain:
+        parts = [reason_bytes]
+    else:  # the reason only where it is text; the template has a %b for it
+        parts = [[_reason(data, text) for data, text in zip(reason_bytes, reasons)]]
+    picked = [[column[row] for row in written] for column in (*columns, *parts, detail_bytes)]
+    for row, values in zip(written, zip(*picked)):
+        out[row] = None if None in values else template % values
     return out
+
+
+def _reason(data: bytes | None, text) -> bytes | None:
+    if text.__class__ is not str:
+        return b""
+    return None if data is None else b', "reason": ' + data
+
+
+def _counts(scores: list, results: list) -> list:
+    """A ``count`` field's scores as the dict way writes them, ``int(score)``, where the row has an entry that
+    is not an error (other rows' scores, NaN, are never written); a score ``int`` refuses is left to the
+    dict way, which raises it."""
+    try:
+        return [int(score) for score in scores]
+    except _REFUSED:
+        pass
+    out = []
+    for score, result in zip(scores, results):
+        try:
+            out.append(int(score) if result.__class__ is str and result != "error" else 0)
+        except _REFUSED:
+            out.append(_UNWRITABLE)
+    return out
+
+
+_UNWRITABLE = object()  # encode_one gives None for it: the row goes the dict way
 
 
 def _thresholds(thresholds: dict, limits: list) -> list[bytes | None]:

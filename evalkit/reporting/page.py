@@ -167,14 +167,14 @@ def figures_of(
 ) -> list[Any]:
     """The charts of :func:`run_figures` from what they show, which adds up over chunks of a table: the row
     status counts (None without a ``status`` column), the evaluator summary and each evaluator's score counts."""
-    from evalkit.reporting import charts
+    from evalkit.reporting import chart_specs  # plotly's JSON of the charts, without building figures
 
     figures: list[Any] = []
     if statuses is not None and statuses["total"]:
-        figures.append(charts.status_figure(statuses))
+        figures.append(chart_specs.status_spec(statuses))
     if scores:
-        figures.append(charts.pass_rate_figure(table))
-    figures.extend(charts.score_figure(counts) for counts in scores)
+        figures.append(chart_specs.pass_rate_spec(table))
+    figures.extend(chart_specs.score_spec(counts) for counts in scores)
     return figures
 
 
@@ -430,6 +430,9 @@ class Distinct:
         types.discard(type(None))
         if len(types) > 1 or not types <= _PLAIN:
             return _SLOW
+        if len(set(values[: self.most + 1])) > self.most:  # a prefix has too many already (a text column)
+            self.full = True
+            return None
         distinct = dict.fromkeys(values)
         if len(distinct) > self.most:
             self.full = True

@@ -64,9 +64,6 @@ def save_results(
     """
     extra = dict(extra or {})
     out = Path(out_dir)
-    root = document_root(df)
-    root["metadata"] = results_metadata(df, root.get("metadata") or {})
-    root["items"] = iter_items(df, encoded=True)
     trend = None
     if history is not None:
         from evalkit.analysis.history import runs
@@ -101,7 +98,7 @@ def save_results(
             child = _fork_writer(child_writes)
         try:
             kill_point("forked")
-            timed(staged["json"], rows, lambda: _write_json(root, staged["json"]))
+            timed(staged["json"], rows, lambda: _write_json(df, staged["json"]))
             for name, write in extra.items():
                 write(staging / name)
             if child is not None and token.take():  # the child is still on the page: the CSV is written here
@@ -122,7 +119,12 @@ def save_results(
     return {**{kind: out / name for kind, name in _NAMES.items()}, **{name: out / name for name in extra}}
 
 
-def _write_json(root: dict, path: Path) -> None:
+def _write_json(df: pd.DataFrame, path: Path) -> None:
+    """results.json; its root (and the sha256 of the document in its metadata) is made here, after the fork,
+    so the forked writer starts on report.html without waiting for it."""
+    root = document_root(df)
+    root["metadata"] = results_metadata(df, root.get("metadata") or {})
+    root["items"] = iter_items(df, encoded=True)
     with open(path, "wb") as handle:
         write_document(root, handle)
 

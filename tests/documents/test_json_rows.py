@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import evalkit
-from evalkit.documents import json_items, json_scores, results
+from evalkit.documents import json_items, json_scores, results, write_back
 from evalkit.documents.json_items import json_encoder
 from evalkit.documents.write_back import iter_items
 
@@ -75,6 +75,7 @@ def test_hostile_cells_keep_their_bytes(chunk, monkeypatch):
     """Cells set one by one to what the column way must encode exactly or leave to the dict way, in chunks
     that mix plain rows and others."""
     monkeypatch.setattr(results, "CHUNK_ROWS", chunk)
+    monkeypatch.setattr(write_back, "PLAIN_SHARE", 0.0)  # the row-by-row way even for mostly odd chunks
     df = _plain_table()
     source = df["source"].tolist()
     source[1] = {**source[1], "tags": ["x"]}  # a field the columns do not rewrite
@@ -104,6 +105,10 @@ def test_hostile_cells_keep_their_bytes(chunk, monkeypatch):
     df.loc[21, "error_message"] = "it failed: 1e5"
     df.loc[22, "status"] = "error"
     df.loc[22, "error_code"] = ""
+    df.loc[23, "citations_reason"] = None
+    df.loc[24, "exactMatch"] = None
+    df.loc[23, "citations_reason"] = None
+    df.loc[24, "exactMatch_score" if "exactMatch_score" in df.columns else "exactMatch"] = None
     fast, reference, taken = _encoded_and_reference(df)
     assert fast == reference
     assert 0 < taken < len(df)
@@ -137,7 +142,38 @@ def test_refused_values_fail_as_before(tmp_path):
     with pytest.raises(UnicodeEncodeError):
         evalkit.save_results(df, tmp_path / "out")
     df = _plain_table(4)
+    df.loc[0, "partialMatch_reason"] = None  # a chunk whose reasons are not all text
+    df.loc[1, "partialMatch_reason"] = "lone \ud800"
+    with pytest.raises(UnicodeEncodeError):
+        evalkit.save_results(df, tmp_path / "out2")
+    df = _plain_table(4)
+    df.loc[0, "partialMatch_reason"] = None  # a chunk whose reasons are not all text
+    df.loc[1, "partialMatch_reason"] = "lone \ud800"
+    with pytest.raises(UnicodeEncodeError):
+        evalkit.save_results(df, tmp_path / "out2")
+    df = _plain_table(4)
     df.at[2, "citations_details"] = {"when": object()}
     with pytest.raises(TypeError):
         for _ in json_items.encode_items(iter_items(df, encoded=True)):
             pass
+
+
+def test_a_varied_generated_document_keeps_its_bytes(monkeypatch):
+    """The spark tests' generated document (threads, tags, custom evaluators, errors, rows without some
+    evaluators: scores NaN there), most of its rows plain, the others in the same chunks."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "spark" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("spark_documents", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    generated_document = module.generated_document
+    custom = Path(__file__).resolve().parents[2] / "custom-evaluators"
+    df = evalkit.evaluate(evalkit.load(generated_document(600, seed=3)), custom_dir=custom, progress=False)
+    fast, reference, taken = _encoded_and_reference(df)
+    assert fast == reference
+    assert taken == 0  # a quarter of its rows are not plain: the chunk is built as dicts, as before
+    monkeypatch.setattr(write_back, "PLAIN_SHARE", 0.0)
+    fast, reference, taken = _encoded_and_reference(df)
+    assert fast == reference
+    assert len(df) // 2 < taken < len(df)

@@ -20,6 +20,19 @@ def test_compact_keeps_small_and_varied_columns_as_lists():
     assert compact(nested) is nested  # unhashable values stay as they are
 
 
+def test_compact_at_its_limit_of_distinct_values():
+    """A quarter of the rows distinct is compacted, one more is not, wherever the values repeat (the prefix
+    check must not decide early)."""
+    most = COMPACT_ROWS // 4
+    at_limit = [f"v{i}" for i in range(most)] * 4
+    packed = compact(at_limit)
+    assert packed["k"] == "dict" and [packed["v"][i] for i in packed["i"]] == at_limit
+    over = [f"v{i}" for i in range(most + 1)] + ["v0"] * (COMPACT_ROWS - most - 1)
+    assert compact(over) is over
+    late = ["v0"] * (COMPACT_ROWS - most - 1) + [f"v{i}" for i in range(most + 1)]
+    assert compact(late) is late
+
+
 def test_compact_encodes_repeated_values_by_type():
     values = (["pass", "fail", None, True, 1] * COMPACT_ROWS)[: COMPACT_ROWS * 2]
     packed = compact(values)
