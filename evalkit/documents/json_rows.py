@@ -108,7 +108,9 @@ def _uniform(rows: dict[str, list], collections: list, count: int) -> list[bytes
     elif "response" in keys or any(isinstance(v, str) for v in rows["response"]):
         return None
     citations = rows["citations"]
-    if set(map(type, citations)) != {list} or any(citations):
+    if any(citations) or not all(
+        isinstance(cell, list) for cell in citations
+    ):  # the shared empty is a list too
         return None
     if "citations" in keys:
         columns[4] = [b"[]"] * count

@@ -209,7 +209,9 @@ def test_debug_log_shows_discovery_and_timings(tmp_path):
 
 
 def test_new_scaffolds_a_working_code_only_evaluator(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # restored after the test: a later test in this worker finds no custom-evaluators here
+    monkeypatch.chdir(
+        tmp_path
+    )  # restored after the test: a later test in this worker finds no custom-evaluators here
     assert cli(["new", "word_limit"]) == 0
     assert (tmp_path / "custom-evaluators/word_limit/word_limit.py").is_file()
     doc = {"schemaVersion": "1.7.0", "default_evaluators": {}, "items": [

@@ -70,6 +70,21 @@ def test_plain_rows_take_the_column_way():
     assert taken == len(df)  # the fast way is taken: a fallback everywhere would also be byte-equal
 
 
+def test_a_loaded_plain_table_takes_one_template_per_chunk(monkeypatch):
+    """A loaded table's empty citations are the shared read-only list (documents/empty_cells.py): its chunks
+    still take the one-template way, not the row-by-row one (which is right too, only slower)."""
+    from evalkit.documents import json_rows
+
+    def row_by_row(*_args):
+        raise AssertionError("a plain chunk went row by row")
+
+    monkeypatch.setattr(json_rows, "_by_row", row_by_row)
+    df = _plain_table()
+    assert all(type(cell).__name__ == "EmptyList" for cell in df["citations"])
+    fast, reference, taken = _encoded_and_reference(df)
+    assert fast == reference and taken == len(df)
+
+
 @pytest.mark.parametrize("chunk", [1, 3, 5_000])
 def test_hostile_cells_keep_their_bytes(chunk, monkeypatch):
     """Cells set one by one to what the column way must encode exactly or leave to the dict way, in chunks
@@ -78,10 +93,10 @@ def test_hostile_cells_keep_their_bytes(chunk, monkeypatch):
     monkeypatch.setattr(write_back, "PLAIN_SHARE", 0.0)  # the row-by-row way even for mostly odd chunks
     df = _plain_table()
     source = df["source"].tolist()
-    source[1] = {**source[1], "tags": ["x"]}  # a field the columns do not rewrite
+    source[1] = {**(source[1] or {}), "tags": ["x"]}  # a field the columns do not rewrite
     source[2] = {"response": "old", "prompt": "p", "error": {"code": "x"}}  # source order, error popped
     source[3] = None
-    source[4] = {**source[4], "scores": {"old": 1}, "status": "pass"}
+    source[4] = {**(source[4] or {}), "scores": {"old": 1}, "status": "pass"}
     df["source"] = np.array(source, dtype=object)
     df.loc[5, "response"] = None  # no response: the source's stays (row 5 has one)
     df.loc[6, "expected_response"] = np.nan
