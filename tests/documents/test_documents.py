@@ -134,10 +134,12 @@ def test_fields_evalkit_does_not_act_on_are_kept(reference):
 
 
 def test_loading_does_not_mutate_the_callers_dict():
-    doc = {"schemaVersion": "1.6.0", "items": [{"prompt": "Hi", "response": "Hello"}]}
+    doc = {"schemaVersion": "1.6.0", "items": [{"prompt": "Hi", "response": "Hello", "tags": ["a"]}]}
     df = evalkit.load(doc)
+    # tags keep the item's dict in source (documents/rebuilt_items.py)
     df.loc[0, "source"]["prompt"] = "changed"
-    assert doc["items"][0]["prompt"] == "Hi"
+    df.loc[0, "source"]["tags"].append("b")
+    assert doc["items"][0] == {"prompt": "Hi", "response": "Hello", "tags": ["a"]}
 
 
 def test_public_api_names_are_functions_even_after_submodules_load():
