@@ -172,10 +172,10 @@ WRITERS = textwrap.dedent(
 WRITER_CHOICES = textwrap.dedent(
     """\
     Writers: results.json = plain rows (fully given by the table's columns) encoded column by column with
-      json's own C functions into %b templates (documents/json_rows.py, json_scores.py: no per-item dicts);
+      json's own C functions into %b templates (documents/encoding/json_rows.py, json_scores.py: no per-item dicts);
       other items (threads, extra fields) orjson per item, spaced like json.dumps by one numpy pass per 2,000
       items, re-encoded by json where orjson's tokens differ, so the bytes are json's.
-      results.csv = evalkit's own writer (documents/csv_text.py): numpy/str.join, no csv module; to_csv's bytes
+      results.csv = evalkit's own writer (documents/encoding/csv_text.py): numpy/str.join, no csv module; to_csv's bytes
       (Python's csv writer is most of to_csv's time). report.html = its page data by orjson (inline.py), its
       charts as plotly's JSON built directly (reporting/chart_specs.py: no figure validation).\
     """

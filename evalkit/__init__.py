@@ -32,7 +32,7 @@ _API = {
     "flaky_items": ("evalkit.analysis.flaky", "flaky_items"),
     "Labels": ("evalkit.analysis.labels", "Labels"),
     "read_run": ("evalkit.documents.run_reader", "read_run"),
-    "read_csv": ("evalkit.documents.csv_cells", "read_csv"),
+    "read_csv": ("evalkit.documents.encoding.csv_cells", "read_csv"),
     "runs": ("evalkit.analysis.history", "runs"),
     "status_counts": ("evalkit.analysis.summaries", "status_counts"),
     "validate": ("evalkit.documents.validation", "validate_document"),
@@ -83,7 +83,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from evalkit.analysis.pairwise.result import pairwise
     from evalkit.analysis.summaries import status_counts, summary
     from evalkit.documents.case_table import load
-    from evalkit.documents.csv_cells import read_csv
+    from evalkit.documents.encoding.csv_cells import read_csv
     from evalkit.documents.run_reader import read_run
     from evalkit.documents.validation import validate_document as validate
     from evalkit.documents.versions import EvalkitWarning

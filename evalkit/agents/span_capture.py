@@ -203,7 +203,7 @@ def write_spans_jsonl(df: pd.DataFrame, path: str | os.PathLike) -> int:
     The file is what ``evalkit.spans.load`` reads (the CloudWatch ``aws/spans`` form), one span per line,
     redacted (``evalkit.documents.redaction``).
     """
-    from evalkit.documents.atomic import atomic_write
+    from evalkit.documents.files.atomic import atomic_write
     from evalkit.documents.redaction import redact_json_lines
 
     count = 0

@@ -375,7 +375,7 @@ class Labels:
 
     def save(self, path: str | os.PathLike | None = None) -> Path:
         """Write the labels (atomically) to ``path`` or to the path they were loaded from; returns it."""
-        from evalkit.documents.atomic import atomic_write
+        from evalkit.documents.files.atomic import atomic_write
 
         target = Path(path) if path is not None else self.path
         if target is None:

@@ -75,7 +75,7 @@ def main(args) -> int:
     shown = shown.rename(columns={c: c.split(":", 1)[1] for c in shown.columns if c.startswith("pass_rate:")})
     print(shown.fillna("").to_string(index=False))
     if args.csv:
-        from evalkit.documents.csv_cells import write_frame
+        from evalkit.documents.encoding.csv_cells import write_frame
 
         with open(
             args.csv, "w", encoding="utf-8", newline=""

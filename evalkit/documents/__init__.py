@@ -10,9 +10,12 @@
   row, tool allowlists.
 - ``statuses``: row and thread statuses by the upstream rules.
 - ``results`` (``scores`` objects, streamed ``results.json``), ``write_back`` (``to_document``),
-  ``run_reader`` (``read_run``: a results file back into a scored case table), ``atomic`` (atomic writes),
-  ``folder_swap`` (a results folder replaced as one set, atomically), ``csv_cells`` (spreadsheet-safe CSV cells:
-  the formula-injection guard of every CSV evalkit writes, and ``read_csv``, which undoes it).
+  ``run_reader`` (``read_run``: a results file back into a scored case table), ``json_input`` (the reader of all
+  user JSON), ``redaction`` (credentials out of every stored or printed message).
+- ``encoding/``: the exact bytes of results.json's items and of CSV files (``json_items``, ``json_rows``,
+  ``json_scores``, ``csv_text``, ``csv_cells``: the formula-injection guard and ``read_csv``, which undoes it).
+- ``files/``: files on disk (``atomic`` writes, ``folder_swap``: a results folder replaced as one set,
+  ``private``, ``output_paths``, ``input_files``). Both subpackages import nothing else of ``documents``.
 
 May import: ``evalkit.errors`` only.
 """

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalkit.documents.input_files import open_input
+from evalkit.documents.files.input_files import open_input
 from evalkit.errors import DocumentError, EvalkitError, shown
 
 #: Deepest nesting of arrays and objects accepted. Eval documents and OTLP requests need about ten levels;
@@ -314,7 +314,7 @@ def max_document_bytes() -> int:
 def read_limited(path: str | Path, limit: int | None = None, *, what: str = "file") -> bytes:
     """The bytes of ``path``, refusing (``DocumentError``) anything larger than ``limit`` without reading it all.
 
-    Only a regular file is read (:func:`evalkit.documents.input_files.open_input`): a named pipe, a device or a
+    Only a regular file is read (:func:`evalkit.documents.files.input_files.open_input`): a named pipe, a device or a
     socket is refused, never waited on. ``what`` names the kind of file in messages (``span file``,
     ``document``).
     """

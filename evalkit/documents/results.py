@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.documents.columns import score_column
-from evalkit.documents.json_items import encode_items, json_encoder
+from evalkit.documents.encoding.json_items import encode_items, json_encoder
 
 __all__ = ["collection", "iter_score_collections", "results_metadata", "score_chunks", "write_document"]
 
@@ -163,7 +163,7 @@ def write_document(document: dict, handle) -> None:
 
     ``handle`` is a text or a binary file. ``json.dump`` with ``indent`` falls back to the pure-Python encoder
     (seconds for 100,000 items), so each top-level value is encoded in one C-accelerated call, and the items by
-    orjson in chunks (:mod:`evalkit.documents.json_items`: the same bytes as the standard encoder's, which
+    orjson in chunks (:mod:`evalkit.documents.encoding.json_items`: the same bytes as the standard encoder's, which
     writes whatever orjson writes differently).
     """
     encode = json_encoder()

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalkit.documents import json_rows, json_scores, results
+from evalkit.documents import results
+from evalkit.documents.encoding import json_rows, json_scores
 from evalkit.documents.evaluator_maps import upstream_evaluator_map
 from evalkit.documents.statuses import thread_summary
 
@@ -40,7 +41,7 @@ def iter_items(df: pd.DataFrame, *, encoded: bool = False) -> Iterator[dict | by
     Rows are written back in (item, turn) order whatever order the table is in; the turns of a thread are
     gathered under their thread, which gets a ``summary`` once its turns have statuses. ``encoded=True``
     (results.json's writer) gives a plain row's item as its JSON bytes instead, encoded column by column
-    (:mod:`evalkit.documents.json_rows`: the same bytes as the item's, at a fraction of the time).
+    (:mod:`evalkit.documents.encoding.json_rows`: the same bytes as the item's, at a fraction of the time).
     """
     meta = df.attrs.get("evalkit", {})
     scored = bool(meta.get("scored")) or "status" in df.columns

@@ -17,7 +17,7 @@ newer evalkit) logs one warning and the run goes on with a disabled cache that s
 left as it is for the user to inspect or delete; ``evalkit cache info`` reports why it is unusable.
 
 The cache holds prompts' inputs and the judges' answers, so it is owner-only: its folder is created ``0700``
-and the database (with its ``-wal`` and ``-shm`` files) is ``0600`` (``evalkit.documents.private``).
+and the database (with its ``-wal`` and ``-shm`` files) is ``0600`` (``evalkit.documents.files.private``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evalkit.documents.private import private_file, private_folder
+from evalkit.documents.files.private import private_file, private_folder
 from evalkit.documents.redaction import is_secret_name, redact_secrets
 
 __all__ = ["JudgeCache", "NullCache", "cache_dir", "cache_key", "is_secret_name", "redact_secrets"]

@@ -180,7 +180,7 @@ def write_judge(
     paths = [home / f"{name}.prompty", home / f"{name}.py"]
     for path, text in zip(paths, (prompt_text, wrapper_text)):
         if atomic:
-            from evalkit.documents.atomic import atomic_write
+            from evalkit.documents.files.atomic import atomic_write
 
             with atomic_write(path) as handle:
                 handle.write(text)

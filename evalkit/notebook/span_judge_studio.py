@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalkit.documents.atomic import atomic_write
+from evalkit.documents.files.atomic import atomic_write
 from evalkit.errors import EvalkitError
 from evalkit.spans import evaluate_spans, load, results_frame
 from evalkit.spans.lambdas.payload import session_groups

@@ -6,7 +6,7 @@ so a custom evaluator's score sits under its folder name), result, threshold, re
 (``K_details``, citations, spans, the evaluator map) stays in results.json.
 
 Text cells that a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, tab, carriage return first)
-get a leading ``'`` (:mod:`evalkit.documents.csv_cells`: the rule, its inverse and ``evalkit.read_csv``);
+get a leading ``'`` (:mod:`evalkit.documents.encoding.csv_cells`: the rule, its inverse and ``evalkit.read_csv``);
 results.json keeps the original text.
 """
 
@@ -17,10 +17,10 @@ import os
 import pandas as pd
 
 from evalkit.analysis.summaries import scored_evaluators
-from evalkit.documents.atomic import atomic_write
 from evalkit.documents.columns import score_column
-from evalkit.documents.csv_cells import write_frame, write_table
-from evalkit.documents.csv_text import fast_dtype
+from evalkit.documents.encoding.csv_cells import write_frame, write_table
+from evalkit.documents.encoding.csv_text import fast_dtype
+from evalkit.documents.files.atomic import atomic_write
 
 #: Leading columns of results.csv, in order; absent ones are written empty.
 BASE_COLUMNS = (
@@ -56,7 +56,7 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
     Columns are :func:`csv_columns`; a column the table lacks is written empty rather than dropped, so every
     results.csv of the same evaluator set has the same header. Missing scores, thresholds and ``<NA>`` turns are
     empty cells. The columns are read from ``df`` as they are (no flat copy of the table) and written by
-    :func:`~evalkit.documents.csv_cells.write_table`; ``path`` is replaced only once complete.
+    :func:`~evalkit.documents.encoding.csv_cells.write_table`; ``path`` is replaced only once complete.
     """
     names = csv_columns(df)
     renamed = _sources(df)
@@ -79,7 +79,7 @@ def _sources(df: pd.DataFrame) -> dict[str, str]:
 
 def csv_frame(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` as the flat frame results.csv holds (:func:`csv_columns`; a Spark run writes it in chunks), before
-    :func:`~evalkit.documents.csv_cells.write_frame` guards its text cells."""
+    :func:`~evalkit.documents.encoding.csv_cells.write_frame` guards its text cells."""
     renamed = {source: name for name, source in _sources(df).items()}
     source = (
         df.drop(columns=list(renamed.values()), errors="ignore").rename(columns=renamed) if renamed else df

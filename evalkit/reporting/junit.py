@@ -33,7 +33,7 @@ import pandas as pd
 
 from evalkit.analysis.pairing import column_texts
 from evalkit.analysis.summaries import scored_evaluators
-from evalkit.documents.atomic import atomic_write
+from evalkit.documents.files.atomic import atomic_write
 from evalkit.reporting.ci_summary import is_span_run
 
 __all__ = ["junit_lines", "write_junit", "xml_text"]

@@ -22,7 +22,7 @@ Why it is built this way:
 * **Untrusted content.** The embedded JSON escapes ``<``, ``>``, ``&`` (:func:`~evalkit.reporting.inline.
   script_safe_json`); the client inserts values with ``textContent`` only. A Content-Security-Policy allows
   only the page's own scripts (by sha256) and no network access at all.
-* **Atomic.** The file replaces ``path`` only when complete (:func:`evalkit.documents.atomic.atomic_write`).
+* **Atomic.** The file replaces ``path`` only when complete (:func:`evalkit.documents.files.atomic.atomic_write`).
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from markupsafe import Markup
 from evalkit.analysis.formatting import count, percent
 from evalkit.analysis.summaries import STATUS_ROW, STATUSES, scored_evaluators, status_counts
 from evalkit.analysis.summaries import summary as summary_table
-from evalkit.documents.atomic import atomic_write
 from evalkit.documents.case_table import document_title
+from evalkit.documents.files.atomic import atomic_write
 from evalkit.documents.versions import EVALKIT_VERSION
 from evalkit.reporting.fragments import environment
 from evalkit.reporting.inline import asset, csp_hash, plotly_js, script_safe_bytes, script_safe_json

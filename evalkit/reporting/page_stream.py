@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.analysis.summaries import scored_evaluators
-from evalkit.documents.atomic import atomic_write
+from evalkit.documents.files.atomic import atomic_write
 from evalkit.reporting.inline import script_safe_json
 from evalkit.reporting.page import (
     COMPACT_ROWS,

@@ -2,7 +2,7 @@
 (and, with an agent, ``spans.jsonl``), replaced as one set.
 
 The files are written into a staging folder beside the results folder, which then takes the results folder's
-place in one atomic exchange (:mod:`evalkit.documents.folder_swap`): after a crash or ``kill -9`` at any
+place in one atomic exchange (:mod:`evalkit.documents.files.folder_swap`): after a crash or ``kill -9`` at any
 moment the folder holds the complete old set or the complete new set, never a mix and never a temporary file.
 
 At ``--log-level debug`` (the ``evalkit`` logger at DEBUG) each file's write is logged with its size and time:
@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit.documents.folder_swap import die_with_parent, kill_point, replaced_folder
+from evalkit.documents.files.folder_swap import die_with_parent, kill_point, replaced_folder
 from evalkit.documents.results import results_metadata, write_document
 from evalkit.documents.write_back import document_root, iter_items
 from evalkit.reporting.csv_file import write_csv

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from evalkit.documents.atomic import atomic_write
-from evalkit.documents.csv_cells import write_frame
+from evalkit.documents.encoding.csv_cells import write_frame
+from evalkit.documents.files.atomic import atomic_write
 from evalkit.documents.results import results_metadata, write_document
 from evalkit.documents.write_back import document_root, iter_items
 from evalkit.reporting.csv_file import csv_frame

@@ -20,7 +20,7 @@ import os
 import re
 from pathlib import Path
 
-from evalkit.documents.atomic import atomic_write
+from evalkit.documents.files.atomic import atomic_write
 from evalkit.spans.online.exports import NAMESPACE, metric_record, result_event
 from evalkit.spans.online.exports import last_sequence as last_export_sequence
 

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit.documents import csv_cells
-from evalkit.documents.csv_cells import guard_frame, write_frame
+from evalkit.documents.encoding import csv_cells
+from evalkit.documents.encoding.csv_cells import guard_frame, write_frame
 
 
 def _written(frame: pd.DataFrame, **kwargs) -> str:

@@ -10,7 +10,7 @@ from collections import OrderedDict
 
 import pytest
 
-from evalkit.documents import json_items
+from evalkit.documents.encoding import json_items
 from evalkit.documents.results import write_document
 
 

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 import evalkit
-from evalkit.documents import json_items, json_scores, results, write_back
-from evalkit.documents.json_items import json_encoder
+from evalkit.documents import results, write_back
+from evalkit.documents.encoding import json_items, json_scores
+from evalkit.documents.encoding.json_items import json_encoder
 from evalkit.documents.write_back import iter_items
 
 GOLDEN = Path(__file__).resolve().parents[1] / "reporting" / "data" / "golden"
@@ -73,7 +74,7 @@ def test_plain_rows_take_the_column_way():
 def test_a_loaded_plain_table_takes_one_template_per_chunk(monkeypatch):
     """A loaded table's empty citations are the shared read-only list (documents/empty_cells.py): its chunks
     still take the one-template way, not the row-by-row one (which is right too, only slower)."""
-    from evalkit.documents import json_rows
+    from evalkit.documents.encoding import json_rows
 
     def row_by_row(*_args):
         raise AssertionError("a plain chunk went row by row")

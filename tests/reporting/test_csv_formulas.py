@@ -17,7 +17,7 @@ import pytest
 
 import evalkit
 from evalkit.cli import main as cli
-from evalkit.documents.csv_cells import guard, restore
+from evalkit.documents.encoding.csv_cells import guard, restore
 
 PAYLOADS = [
     '=HYPERLINK("http://x","y")',

@@ -104,7 +104,7 @@ def test_golden_set_is_varied():
 def test_csv_written_in_chunks_keeps_its_bytes(tmp_path, monkeypatch):
     """results.csv is rendered in chunks of rows: chunk edges (and a carriage return in a later chunk) change
     nothing."""
-    from evalkit.documents import csv_cells
+    from evalkit.documents.encoding import csv_cells
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(csv_cells, "CHUNK_ROWS", 3)
@@ -116,7 +116,8 @@ def test_csv_written_in_chunks_keeps_its_bytes(tmp_path, monkeypatch):
 def test_rows_in_any_order_and_chunks_keep_their_bytes(name, tmp_path, monkeypatch):
     """results.json reads the table's columns a chunk of rows at a time, in (item, turn) order: a shuffled
     table and chunk edges inside threads change nothing."""
-    from evalkit.documents import json_items, results
+    from evalkit.documents import results
+    from evalkit.documents.encoding import json_items
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(results, "CHUNK_ROWS", 2)

@@ -244,7 +244,7 @@ def test_csv_write_is_atomic(tmp_path, monkeypatch):
     write_csv(scored_table(), path)
     before = path.read_bytes()
 
-    from evalkit.documents import csv_cells, csv_text
+    from evalkit.documents.encoding import csv_cells, csv_text
 
     real_rows = csv_text._row_text
     chunks = []

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import evalkit
-from evalkit.documents.folder_swap import recover, staging_pattern
+from evalkit.documents.files.folder_swap import recover, staging_pattern
 from evalkit.reporting.run_files import PARALLEL_ROWS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -219,7 +219,7 @@ def test_cli_names_a_file_in_place_of_the_folder(tmp_path):
 
 
 def test_a_mount_point_has_its_files_replaced_one_by_one(tmp_path, monkeypatch, caplog):
-    from evalkit.documents import folder_swap
+    from evalkit.documents.files import folder_swap
 
     scored = evalkit.evaluate(evalkit.load(_document(tmp_path, "alpha", rows=3)), progress=False)
     out = tmp_path / "out"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evalkit.documents.atomic import atomic_write
+from evalkit.documents.files.atomic import atomic_write
 from evalkit.errors import EvalkitError
 from evalkit.evaluators.names import name_too_long
 

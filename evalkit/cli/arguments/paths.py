@@ -1,4 +1,4 @@
-"""Argument types for output paths: ``type=output_file`` refuses links (``evalkit.documents.output_paths``).
+"""Argument types for output paths: ``type=output_file`` refuses links (``evalkit.documents.files.output_paths``).
 
 The check runs while the arguments are parsed, so a refused path is an argument error (``Error: --out: ...``)
 before any work is done.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.documents.output_paths import check_output_file, refuse_dangling_links
+from evalkit.documents.files.output_paths import check_output_file, refuse_dangling_links
 from evalkit.errors import EvalkitError
 
 

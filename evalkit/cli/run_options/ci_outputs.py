@@ -184,7 +184,7 @@ class CiOutputs:
 
 
 def _write(path: str, what: str, fill) -> None:
-    from evalkit.documents.atomic import atomic_write
+    from evalkit.documents.files.atomic import atomic_write
 
     def run() -> None:
         with atomic_write(path) as handle:

@@ -4,7 +4,7 @@
 files, such as a Spark job writes). The executors write ``OUT/results.parquet``; for a document the driver then
 streams ``results.json``, ``results.csv`` and ``report.html`` from it (see ``evalkit.spark.run_files``). The
 files are written into a staging folder beside ``OUT`` that replaces it once complete
-(``documents.folder_swap``): a run killed at any moment leaves the complete old set or the complete new one. The
+(``documents.files.folder_swap``): a run killed at any moment leaves the complete old set or the complete new one. The
 printed summary, ``--fail-under`` and the exit codes are those of the pandas engine.
 """
 
@@ -37,7 +37,7 @@ def run_spark(args, model_config: dict | None, print_summary) -> int:
     path = Path(args.document)
     is_table = _is_parquet(path)
     from evalkit.cli.run_options.evaluators import extra_evaluators
-    from evalkit.documents.folder_swap import replaced_folder
+    from evalkit.documents.files.folder_swap import replaced_folder
     from evalkit.reporting.run_files import RUN_FILES
     from evalkit.spark.batch import load, plan_evaluation
     from evalkit.spark.run_files import PARQUET_NAME, write_run

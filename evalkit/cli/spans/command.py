@@ -38,8 +38,8 @@ from evalkit.cli.spans.package import register as register_package
 from evalkit.cli.spans.serve import register as register_serve
 from evalkit.cli.spans.stream import register as register_stream
 from evalkit.cli.spans.to_document import register as register_to_document
-from evalkit.documents.atomic import atomic_write
-from evalkit.documents.csv_cells import guard
+from evalkit.documents.encoding.csv_cells import guard
+from evalkit.documents.files.atomic import atomic_write
 from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
 from evalkit.errors import EvalkitError, shown
 

@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from evalkit.documents.folder_swap import die_with_parent
+from evalkit.documents.files.folder_swap import die_with_parent
 from evalkit.evaluators.custom.time_limit import (
     IN_WORKER_PROCESS,
     TIMEOUT_CODE,

@@ -17,7 +17,7 @@ import os
 import time
 from pathlib import Path
 
-from evalkit.documents.private import private_file, private_folder
+from evalkit.documents.files.private import private_file, private_folder
 
 
 class Journal:

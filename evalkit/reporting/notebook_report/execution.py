@@ -54,7 +54,7 @@ def render_report(
     """
     import nbformat
 
-    from evalkit.documents.atomic import atomic_write
+    from evalkit.documents.files.atomic import atomic_write
     from evalkit.documents.run_reader import results_file
     from evalkit.errors import EvalkitError
 

@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit.documents.atomic import atomic_write
+from evalkit.documents.files.atomic import atomic_write
 from evalkit.documents.redaction import redact
 from evalkit.documents.validation import schema_problems
 from evalkit.documents.versions import LATEST_VERSION, EvalkitWarning

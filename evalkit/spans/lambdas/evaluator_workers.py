@@ -252,7 +252,7 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
 def serve(name: str, path: str, function: str = "lambda_handler") -> None:
     """The worker process: import evaluator ``name`` from ``path`` and answer calls of its ``function``
     until the pipe closes."""
-    from evalkit.documents.folder_swap import die_with_parent
+    from evalkit.documents.files.folder_swap import die_with_parent
     from evalkit.spans.lambdas.invocation import LambdaContext, call_fields
     from evalkit.spans.lambdas.span_evaluator import import_evaluator
 

@@ -35,7 +35,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalkit.documents.atomic import atomic_write
+from evalkit.documents.files.atomic import atomic_write
 from evalkit.errors import EvalkitError, EvaluatorConfigError
 from evalkit.spans.lambdas.handler_location import HandlerLocation, discover, find_handler
 from evalkit.spans.lambdas.requirements_bundle import Bundle, LambdaRuntime, bundled_requirements

@@ -24,7 +24,7 @@ transaction does not wait for the disk (intake waits for the store's lock meanwh
 and only a power cut in the moments before the next span commit could make a session be evaluated again.
 
 Spans hold prompts and completions, so the folder is created ``0700`` and the database files are ``0600``
-(``evalkit.documents.private``); span documents and results are stored redacted
+(``evalkit.documents.files.private``); span documents and results are stored redacted
 (``evalkit.documents.redaction``), so a key quoted in a span attribute or an evaluator's error is not kept.
 """
 
@@ -37,7 +37,7 @@ import threading
 import time
 from pathlib import Path
 
-from evalkit.documents.private import private_file, private_folder
+from evalkit.documents.files.private import private_file, private_folder
 from evalkit.documents.redaction import redact, redact_json_lines
 from evalkit.errors import EvalkitError
 from evalkit.spans.reading.event_record import keyed_text

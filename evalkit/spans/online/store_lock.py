@@ -15,7 +15,7 @@ import socket
 import time
 from pathlib import Path
 
-from evalkit.documents.private import private_folder
+from evalkit.documents.files.private import private_folder
 from evalkit.errors import EvalkitError
 
 try:

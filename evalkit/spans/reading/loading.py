@@ -41,7 +41,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit.documents.input_files import open_input
+from evalkit.documents.files.input_files import open_input
 from evalkit.documents.json_input import (
     JsonInputError,
     max_document_bytes,

@@ -47,7 +47,7 @@ def json_encoder():
 def encode_items(items: Iterable) -> Iterator[list[bytes]]:
     """Each chunk of ``items`` as a list of UTF-8 encodings, one per item, equal to ``json_encoder()``'s.
 
-    An item that is ``bytes`` is taken as already encoded (:mod:`evalkit.documents.json_rows`) and kept."""
+    An item that is ``bytes`` is taken as already encoded (:mod:`evalkit.documents.encoding.json_rows`) and kept."""
     encode = json_encoder()
     chunk: list = []
     for item in items:

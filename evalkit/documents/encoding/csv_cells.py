@@ -16,10 +16,10 @@ gets one more quote too, so reading back means "strip one leading ``'`` from a c
 its leading quotes is ``=``, ``+``, ``-``, ``@``, tab or carriage return" (:func:`restore`, and
 :func:`read_csv`, which applies it to a whole file). results.json always keeps the original text.
 
-Writing is :mod:`evalkit.documents.csv_text` (the bytes of ``DataFrame.to_csv`` at about half its time) for
+Writing is :mod:`evalkit.documents.encoding.csv_text` (the bytes of ``DataFrame.to_csv`` at about half its time) for
 the usual column kinds, ``to_csv`` in chunks otherwise.
 
-May import: evalkit.documents.csv_text only.
+May import: evalkit.documents.encoding.csv_text only.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.documents.csv_text import fast_dtype, plain_values, write_columns
+from evalkit.documents.encoding.csv_text import fast_dtype, plain_values, write_columns
 
 __all__ = [
     "TRIGGERS",

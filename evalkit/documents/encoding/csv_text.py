@@ -1,5 +1,5 @@
 """A DataFrame's rows as CSV text, byte for byte what ``DataFrame.to_csv(index=False, lineterminator="\\n")``
-writes, plus the carriage-return rule of :mod:`evalkit.documents.csv_cells` (a cell holding ``\\r`` is quoted),
+writes, plus the carriage-return rule of :mod:`evalkit.documents.encoding.csv_cells` (a cell holding ``\\r`` is quoted),
 at about 40% of ``to_csv``'s time (issue 20).
 
 ``to_csv`` converts each column to cells and hands the rows to Python's ``csv`` writer, which spends most of

@@ -7,13 +7,13 @@ retrieval executions, tool calls or extensions, and its ``source`` (the item as 
 field other than those the columns rewrite (``prompt``, ``expected_response``, ``context``, ``response``,
 ``citations``, ``scores``, ``status``, ``error``). Such an item's keys are the source's keys in their order,
 then the keys ``iter_items`` adds, in the order it adds them; every value is one column's cell. So each column
-is encoded once (:func:`evalkit.documents.json_scores.encode_column`), the item's key order is a ``%b``
+is encoded once (:func:`evalkit.documents.encoding.json_scores.encode_column`), the item's key order is a ``%b``
 template per shape (one for a whole chunk whose rows all have the same shape, the common case), and the scores
-objects come from :func:`evalkit.documents.json_scores.encoded_collections`. A row this module does not cover
+objects come from :func:`evalkit.documents.encoding.json_scores.encoded_collections`. A row this module does not cover
 exactly (a value either encoder refuses, ...) is None: the caller builds that item as a dict and encodes it as
 before, so its bytes, or its error, stay the same.
 
-May import: ``evalkit.documents.json_scores``, pandas' ``NA``, the standard library.
+May import: ``evalkit.documents.encoding.json_scores``, pandas' ``NA``, the standard library.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from operator import itemgetter
 
 from pandas import NA
 
-from evalkit.documents.json_scores import encode_column, encode_one, key_bytes
+from evalkit.documents.encoding.json_scores import encode_column, encode_one, key_bytes
 
 __all__ = ["encoded_rows", "plain_share"]
 
@@ -39,7 +39,7 @@ def encoded_rows(rows: dict[str, list], collections: list | None) -> list[bytes 
 
     ``rows``: the chunk's column lists by ``iter_items``' names (``turn``, ``prompt``, ..., ``source``,
     ``status``, ``error_code``, ``error_message``); ``collections``: the rows' scores bytes
-    (:func:`evalkit.documents.json_scores.encoded_collections`), or None when the table has no scores (a
+    (:func:`evalkit.documents.encoding.json_scores.encoded_collections`), or None when the table has no scores (a
     scored row then gets ``{}``).
     """
     count = len(rows["prompt"])

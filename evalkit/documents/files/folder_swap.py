@@ -47,7 +47,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from evalkit.documents.output_paths import refuse_dangling_links
+from evalkit.documents.files.output_paths import refuse_dangling_links
 
 log = logging.getLogger("evalkit.folder_swap")
 

@@ -1,5 +1,5 @@
 """results.json's ``scores`` objects encoded column by column (issue 20), and the column encoders that
-:mod:`evalkit.documents.json_rows` shares: the bytes ``json.dumps(value, ensure_ascii=False)`` writes for each
+:mod:`evalkit.documents.encoding.json_rows` shares: the bytes ``json.dumps(value, ensure_ascii=False)`` writes for each
 value, by the standard encoder's own functions (``encode_basestring`` for text, ``float.__repr__``, ...), whole
 columns of text, finite floats, booleans or integers at C speed. (Not by orjson here: each of its results
 holds a 4 KB buffer, 20 MB for a chunk of 5,000 cells.)
@@ -11,7 +11,7 @@ score_chunks`) the way :func:`evalkit.documents.results.collection` builds them 
 no dict of text keys, a value an encoder refuses) is None, and so is its row's scores object: the caller builds
 it as a dict, as before, so its bytes (or its error) stay the same.
 
-May import: ``evalkit.documents.json_items`` and ``results`` (its error constants), the standard library.
+May import: ``evalkit.documents.encoding.json_items`` and ``results`` (its error constants), the standard library.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import json
 import math
 from json.encoder import encode_basestring
 
-from evalkit.documents.json_items import encode_items, json_encoder
+from evalkit.documents.encoding.json_items import encode_items, json_encoder
 from evalkit.documents.results import ERROR_PREFIX, UPSTREAM_CODES
 
 __all__ = ["encode_column", "encode_one", "encoded_collections"]
@@ -44,7 +44,7 @@ def encode_column(values: list) -> list[bytes | None]:
     """Each value's JSON bytes (None where it cannot be encoded). A column of few distinct texts or numbers
     encodes each distinct value once; dicts that all have the same text keys are encoded key by key and lists
     element by element, a column at a time; other containers in chunks by orjson
-    (:func:`evalkit.documents.json_items.encode_items`, which raises what the standard encoder raises)."""
+    (:func:`evalkit.documents.encoding.json_items.encode_items`, which raises what the standard encoder raises)."""
     kinds = set(map(type, values))
     if kinds == {dict}:
         return _dicts(values)
