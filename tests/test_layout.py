@@ -35,7 +35,7 @@ LAYERS = [
 #: Layers inside ``evalkit.spans``, bottom up (its ``__init__`` re-exports lazily and is above them all).
 SPANS_LAYERS = ["reading", "lambdas", "llm_judges", "evaluator_specs", "evaluation", "online", "datasets"]
 #: Layers inside ``evalkit.cli``, bottom up; ``commands`` are the modules directly in ``cli/`` (one per command).
-CLI_LAYERS = ["arguments", "run_options", "commands", "spans"]
+CLI_LAYERS = ["process", "arguments", "run_options", "commands", "spans"]
 #: Layers inside ``evalkit.evaluators``, bottom up (a juror may be any evaluator, so juries sit on the registry).
 EVALUATORS_LAYERS = ["base", "names", "deterministic", "llm_judges", "custom", "registry", "scaffold", "jury"]
 INNER_LAYERS = {"spans": SPANS_LAYERS, "cli": CLI_LAYERS, "evaluators": EVALUATORS_LAYERS}

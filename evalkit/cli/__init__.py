@@ -6,7 +6,8 @@ environment configuration. Everything the command prints to stderr (errors, warn
 traceback) is redacted (``evalkit.documents.redaction``): no configured key or credential-shaped text reaches
 the terminal; errors, warnings and log lines also have control and bidirectional characters escaped.
 
-One module per command here; inside, bottom up: ``arguments`` (what several commands share), ``run_options``
+One module per command here; inside, bottom up: ``process`` (what the command does to its own process: pandas
+imported without pyarrow, freed heap given back), ``arguments`` (what several commands share), ``run_options``
 (``evalkit run``'s option groups), the command modules, ``spans`` (the ``evalkit spans`` commands).
 """
 
@@ -16,12 +17,16 @@ import logging
 import sys
 import warnings
 
-from evalkit import __version__
-from evalkit.cli import align, cache, compare, new, report, run, runs, validate
-from evalkit.cli.arguments.parser import Parser, missing_command, parse
-from evalkit.cli.spans import command as spans
-from evalkit.documents.redaction import install_log_redaction, redact
-from evalkit.errors import terminal_safe
+from evalkit.cli.process.lean_imports import import_pandas_without_pyarrow
+
+import_pandas_without_pyarrow()  # before any command module imports pandas (see lean_imports)
+
+from evalkit import __version__  # noqa: E402
+from evalkit.cli import align, cache, compare, new, report, run, runs, validate  # noqa: E402
+from evalkit.cli.arguments.parser import Parser, missing_command, parse  # noqa: E402
+from evalkit.cli.spans import command as spans  # noqa: E402
+from evalkit.documents.redaction import install_log_redaction, redact  # noqa: E402
+from evalkit.errors import terminal_safe  # noqa: E402
 
 
 def build_parser() -> Parser:
@@ -62,8 +67,10 @@ def setup_logging(level: str = "warning") -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from evalkit.cli.process.heap import map_large_blocks
     from evalkit.errors import EvalkitError
 
+    map_large_blocks()  # freed tables go back to the system, not into glibc's heap (see heap)
     parser = build_parser()
     args = parse(parser, argv)
     if not getattr(args, "func", None):

@@ -156,6 +156,7 @@ def _run(args) -> int:
     from evalkit import engine
     from evalkit.analysis.formatting import count, percent
     from evalkit.analysis.summaries import status_counts, summary
+    from evalkit.cli.process.heap import give_back_free_memory
     from evalkit.documents import case_table as documents
     from evalkit.reporting.run_files import save_results
 
@@ -183,8 +184,10 @@ def _run(args) -> int:
         samples=args.samples,
         pass_rule=args.pass_rule,
         batch=args.batch,
+        copy=False,  # scored in place: no unscored copy beside the scored table at the run's peak
     )
-    del df  # the scored copy is all that is written: its unscored original would stay alive beside it
+    del df  # with --agent the answered table is a new one: the unscored one goes
+    give_back_free_memory()  # before the fork: the forked writer starts from what the scored table needs
     out = Path(args.out) if args.out else Path("results") / path.stem
     spans: list[int] = []
     extra = {}

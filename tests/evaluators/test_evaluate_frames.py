@@ -78,3 +78,12 @@ def test_a_scored_table_scored_again_keeps_the_first_results(loaded):
             ].tolist()
         ][0]
     )
+
+
+def test_copy_false_scores_the_callers_table_itself_with_the_same_results(loaded):
+    """The CLI's way (issue 20's memory): no copy of a table its caller drops anyway; same results."""
+    expected = evalkit.evaluate(loaded, progress=False)
+    own = loaded.copy()
+    scored = evalkit.evaluate(own, progress=False, copy=False)
+    assert scored is own
+    pd.testing.assert_frame_equal(scored, expected)

@@ -1,0 +1,95 @@
+"""What the ``evalkit`` command does to its own process (``evalkit.cli.process``, issue 20's memory): pandas
+imported without pyarrow, which stays importable for the Spark engine; the heap's free memory given back."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+PROBE = """
+import sys
+import evalkit.cli
+print("pyarrow imported with the cli:", "pyarrow" in sys.modules)
+import pandas as pd
+frame = pd.DataFrame({"a": ["x", None], "b": [1.5, float("nan")]})
+print("pandas works:", frame["a"].isna().tolist() == [False, True] and frame["b"].sum() == 1.5)
+import pyarrow as pa
+print("pyarrow importable after:", pa.array([1, 2]).to_pylist() == [1, 2])
+print("nothing left hiding it:", not any(type(f).__name__ == "_HidePyarrow" for f in sys.meta_path))
+"""
+
+
+def _run(code: str, *args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_command_imports_pandas_without_pyarrow_and_pyarrow_still_imports():
+    pytest.importorskip("pyarrow")
+    assert _run(PROBE).splitlines() == [
+        "pyarrow imported with the cli: False",
+        "pandas works: True",
+        "pyarrow importable after: True",
+        "nothing left hiding it: True",
+    ]
+
+
+def test_a_program_that_imported_pandas_first_keeps_its_pyarrow():
+    pytest.importorskip("pyarrow")
+    out = _run("import sys, pandas\nimport evalkit.cli\nprint('pyarrow' in sys.modules)")
+    assert out.strip() == "True"
+
+
+HEAP = """
+import sys
+import numpy as np
+from evalkit.cli.process.heap import give_back_free_memory, map_large_blocks
+
+def rss():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS"):
+            return int(line.split()[1]) / 1024
+
+if sys.argv[1] == "mapped":
+    map_large_blocks()
+big = np.ones(16 << 20, dtype=np.uint8)  # freeing a mapped chunk raises glibc's mmap threshold past 16 MB
+del big
+arrays = [np.ones(300_000, dtype=np.uint8) for _ in range(200)]  # now from the heap: 60 MB
+keep = arrays[-1]
+del arrays  # all but the last: freed into the heap, which keeps them
+before = rss()
+if sys.argv[1] == "trimmed":
+    give_back_free_memory()
+print(round(before - rss()), round(rss()))
+"""
+
+
+GLIBC = pytest.mark.skipif(
+    platform.system() != "Linux" or platform.libc_ver()[0] != "glibc",
+    reason="mallopt and malloc_trim are glibc's",
+)
+
+
+@GLIBC
+def test_free_heap_memory_goes_back_to_the_system():
+    held = _run(HEAP, "as is").split()
+    trimmed = _run(HEAP, "trimmed").split()
+    assert int(held[0]) < 10  # glibc keeps the 60 MB freed...
+    assert int(trimmed[0]) >= 40  # ...until it is asked to give them back
+
+
+@GLIBC
+def test_with_large_blocks_mapped_freed_arrays_leave_at_once():
+    held, mapped = (int(_run(HEAP, how).split()[1]) for how in ("as is", "mapped"))
+    assert held - mapped >= 40  # MB: never kept in the heap in the first place
