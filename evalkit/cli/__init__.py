@@ -67,10 +67,8 @@ def setup_logging(level: str = "warning") -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from evalkit.cli.process.heap import map_large_blocks
     from evalkit.errors import EvalkitError
 
-    pass  # map_large_blocks()  # freed tables go back to the system, not into glibc's heap (see heap)
     parser = build_parser()
     args = parse(parser, argv)
     if not getattr(args, "func", None):

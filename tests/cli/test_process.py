@@ -54,15 +54,13 @@ def test_a_program_that_imported_pandas_first_keeps_its_pyarrow():
 HEAP = """
 import sys
 import numpy as np
-from evalkit.cli.process.heap import give_back_free_memory, map_large_blocks
+from evalkit.cli.process.heap import give_back_free_memory
 
 def rss():
     for line in open("/proc/self/status"):
         if line.startswith("VmRSS"):
             return int(line.split()[1]) / 1024
 
-if sys.argv[1] == "mapped":
-    map_large_blocks()
 big = np.ones(16 << 20, dtype=np.uint8)  # freeing a mapped chunk raises glibc's mmap threshold past 16 MB
 del big
 arrays = [np.ones(300_000, dtype=np.uint8) for _ in range(200)]  # now from the heap: 60 MB
@@ -77,7 +75,7 @@ print(round(before - rss()), round(rss()))
 
 GLIBC = pytest.mark.skipif(
     platform.system() != "Linux" or platform.libc_ver()[0] != "glibc",
-    reason="mallopt and malloc_trim are glibc's",
+    reason="malloc_trim is glibc's",
 )
 
 
@@ -87,9 +85,3 @@ def test_free_heap_memory_goes_back_to_the_system():
     trimmed = _run(HEAP, "trimmed").split()
     assert int(held[0]) < 10  # glibc keeps the 60 MB freed...
     assert int(trimmed[0]) >= 40  # ...until it is asked to give them back
-
-
-@GLIBC
-def test_with_large_blocks_mapped_freed_arrays_leave_at_once():
-    held, mapped = (int(_run(HEAP, how).split()[1]) for how in ("as is", "mapped"))
-    assert held - mapped >= 40  # MB: never kept in the heap in the first place

@@ -1,8 +1,8 @@
 """What the ``evalkit`` command does to its own process, which a library imported into someone else's must not.
 
 ``lean_imports`` (pandas imported without pyarrow, which no command outside Spark needs: 57 MB and 0.1 s less
-per command), ``heap`` (large freed blocks and the C heap's free memory given back to the system, so a scored
-table's transient arrays do not stay resident and the forked writers start from less). Both change process-wide state, which is why they live in the command
+per command), ``heap`` (the C heap's free memory given back to the system once a large table is scored, so the
+forked writers start from less). Both change process-wide state, which is why they live in the command
 line and not in ``evalkit.engine`` or ``evalkit.reporting`` (issue 20).
 
 The bottom of ``evalkit.cli``: may import nothing of evalkit (the standard library only).
