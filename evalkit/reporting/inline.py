@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from functools import lru_cache
 from importlib.resources import files
 from typing import Any
 
@@ -57,9 +58,10 @@ def _numpy_scalar(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def csp_hash(source: str) -> str:
-    """The Content-Security-Policy source (``'sha256-<base64>'``) that allows exactly this inline code."""
-    digest = hashlib.sha256(source.encode("utf-8")).digest()
+def csp_hash(source: str | bytes) -> str:
+    """The Content-Security-Policy source (``'sha256-<base64>'``) that allows exactly this inline code (text,
+    or its UTF-8 bytes)."""
+    digest = hashlib.sha256(source if isinstance(source, bytes) else source.encode("utf-8")).digest()
     return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
 
 
@@ -69,14 +71,35 @@ def asset(name: str) -> str:
 
 
 def plotly_js() -> str:
-    """plotly.js as bundled with the installed plotly package (the version its figure JSON is written for).
+    """plotly.js as bundled with the installed plotly package (the version its figure JSON is written for),
+    as text: :func:`plotly_js_bytes` decoded."""
+    return plotly_js_bytes().decode("utf-8")
 
-    Inlined once per page. A literal ``</script`` inside would end the element early; ``<\\/`` means the same
-    inside JavaScript strings.
+
+@lru_cache(maxsize=1)
+def plotly_js_bytes() -> bytes:
+    """plotly.js as inlined into a page, as UTF-8 bytes, read once per process.
+
+    It is 4.8 MB, most of a page's code: a page hands these bytes to its writer as they are
+    (:func:`evalkit.reporting.page.emit_data`) instead of rendering them through the template as text and
+    encoding them again, which made several 5 MB copies per page. The bytes are the file
+    ``plotly.offline.get_plotlyjs()`` decodes (so the same text). A literal ``</script`` inside would end the
+    element early; ``<\\/`` means the same inside JavaScript strings.
     """
-    from plotly.offline import get_plotlyjs
+    import pkgutil
 
-    return get_plotlyjs().replace("</script", "<\\/script")
+    raw = pkgutil.get_data("plotly", "package_data/plotly.min.js")
+    if raw is None:  # pragma: no cover - a loader without get_data: plotly's own function reads it then
+        from plotly.offline import get_plotlyjs
+
+        raw = get_plotlyjs().encode("utf-8")
+    return raw.replace(b"</script", b"<\\/script") if b"</script" in raw else raw
+
+
+@lru_cache(maxsize=1)
+def plotly_js_hash() -> str:
+    """:func:`csp_hash` of :func:`plotly_js_bytes`, computed once per process."""
+    return csp_hash(plotly_js_bytes())
 
 
 _BYTE_ESCAPES = tuple((raw.encode("utf-8"), escaped.encode("ascii")) for raw, escaped in _SCRIPT_ESCAPES)

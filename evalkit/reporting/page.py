@@ -44,7 +44,14 @@ from evalkit.documents.case_table import document_title
 from evalkit.documents.files.atomic import atomic_write
 from evalkit.documents.versions import EVALKIT_VERSION
 from evalkit.reporting.fragments import environment
-from evalkit.reporting.inline import asset, csp_hash, plotly_js, script_safe_bytes, script_safe_json
+from evalkit.reporting.inline import (
+    asset,
+    csp_hash,
+    plotly_js_bytes,
+    plotly_js_hash,
+    script_safe_bytes,
+    script_safe_json,
+)
 from evalkit.reporting.page_data import TEXT_LIMIT, page_columns
 from evalkit.reporting.page_details import detail_columns, item_tags
 from evalkit.reporting.page_first import first_block, first_columns, tag_names
@@ -62,6 +69,9 @@ LOAD_JS = "window.EvalkitPage.load();"
 #: and the first block before it (:mod:`evalkit.reporting.page_first`).
 DATA_MARK = "<!--evalkit-data-->"
 FIRST_MARK = "<!--evalkit-first-->"
+#: Where plotly.js goes: the rendered page holds this mark, :func:`emit_data` hands plotly.js's bytes
+#: (:func:`~evalkit.reporting.inline.plotly_js_bytes`) in its place, so its 4.8 MB are never page text.
+PLOTLY_MARK = "<!--evalkit-plotly-->"
 #: From this many rows on, a column with few distinct values is embedded as its distinct values plus one code
 #: per row (see :func:`compact`): statuses, results and repeated reasons shrink to a fraction.
 COMPACT_ROWS = 1000
@@ -204,7 +214,7 @@ def _csp(scripts: Sequence[str], charts: bool, css: str) -> str:
     # plotly sets style attributes and adds <style> rules at run time, which a style hash cannot allow;
     # with a hash present browsers ignore 'unsafe-inline', so a page with charts allows inline styles only
     style = "'unsafe-inline'" if charts else csp_hash(css)
-    hashes = " ".join(dict.fromkeys(csp_hash(s) for s in scripts))
+    hashes = " ".join(dict.fromkeys(plotly_js_hash() if s == PLOTLY_MARK else csp_hash(s) for s in scripts))
     return (
         f"default-src 'none'; script-src {hashes}; style-src {style}; img-src data: blob:; font-src data:; "
         "base-uri 'none'; form-action 'none'"
@@ -287,7 +297,8 @@ def page_parts(
     extra_css: str = "",
     text_limit: int = TEXT_LIMIT,
 ) -> tuple[str, str]:
-    """The page around its item data, as the text before and the text after it.
+    """The page around its item data, as the text before and the text after it, for :func:`emit_data` (which
+    puts the first block and plotly.js in place of their marks).
 
     Everything here is an aggregate (so a streamed run can fill it in at the end): ``template`` is the scored
     table or an empty frame with its columns and ``attrs`` (title, source, evaluators), ``rows`` the row count,
@@ -301,7 +312,7 @@ def page_parts(
     scripts = [TABLE_JS, LOAD_JS, ITEM_JS]
     if specs or inline_figures:
         # after the table: compiling plotly.js (4-5 MB) takes longer than showing 100,000 rows' first page
-        scripts += [PLOTLY_PRELUDE_JS, plotly_js(), CHARTS_JS]
+        scripts += [PLOTLY_PRELUDE_JS, PLOTLY_MARK, CHARTS_JS]  # plotly.js itself: emit_data
     css = CSS + extra_css
     evaluators = scored_evaluators(template)
     context = {
@@ -351,11 +362,12 @@ def emit_data(
 
     Each column is ``(name, values)``: a list or :func:`compact` form, serialised here, or a function that
     hands the column's script-safe JSON to ``put`` itself (a streamed run's columns, read back from disk).
+    plotly.js goes in as bytes where ``head`` or ``tail`` holds :data:`PLOTLY_MARK`.
     """
     before, after = head.split(FIRST_MARK, 1)
-    put(before)
+    _put_text(put, before)
     put(script_safe_bytes(first))
-    put(after)
+    _put_text(put, after)
     put(script_safe_json(meta)[:-1] + ',"columns":{')
     for position, (name, values) in enumerate(columns):
         put(("," if position else "") + script_safe_json(name) + ":")
@@ -364,7 +376,16 @@ def emit_data(
         else:
             put(script_safe_bytes(values))
     put("}}")
-    put(tail)
+    _put_text(put, tail)
+
+
+def _put_text(put: Callable[[str | bytes], Any], text: str) -> None:
+    """``text`` to ``put``, plotly.js's bytes in place of its :data:`PLOTLY_MARK` (a page holds it at most once)."""
+    before, mark, after = text.partition(PLOTLY_MARK)
+    put(before)
+    if mark:
+        put(plotly_js_bytes())
+        put(after)
 
 
 def compact(values: list[Any]) -> list[Any] | dict[str, Any]:

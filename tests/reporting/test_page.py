@@ -96,3 +96,25 @@ def test_detail_columns_only_when_something_is_there():
     assert set(columns) == {"tags", "citations"}  # empty contexts cost nothing
     assert columns["tags"] == [["hr", "leave"], ["thread"]]
     assert columns["citations"] == [[{"index": 1, "text": "t", "source": "s"}], None]
+
+
+def test_plotly_js_goes_in_as_the_bytes_plotly_ships_once(tmp_path):
+    """plotly.js is handed to the writer as bytes (never template text): the same text as plotly's own
+    get_plotlyjs (``</script`` made safe), read and hashed once per process, once in the page, where the
+    template has its mark; write_page and render_page give the same page."""
+    from plotly.offline import get_plotlyjs
+
+    from evalkit.reporting import inline
+    from evalkit.reporting.page import PLOTLY_MARK, render_page, write_page
+    from tests.reporting.test_reports import scored_table
+
+    expected = get_plotlyjs().replace("</script", "<\\/script").encode("utf-8")
+    assert inline.plotly_js_bytes() == expected and inline.plotly_js() == expected.decode("utf-8")
+    assert inline.plotly_js_bytes() is inline.plotly_js_bytes()
+    assert inline.plotly_js_hash() == inline.csp_hash(inline.plotly_js())
+    path = tmp_path / "report.html"
+    write_page(scored_table(), path)
+    raw = path.read_bytes()
+    assert raw.count(expected) == 1 and PLOTLY_MARK.encode() not in raw
+    assert raw.index(expected) > raw.index(b'id="evalkit-data"')  # after the item data, as before
+    assert render_page(scored_table()) == raw.decode("utf-8")
