@@ -92,7 +92,9 @@ def test_a_forked_writer_that_dies_costs_no_rows(tmp_path):
 def _varied() -> pd.DataFrame:
     items = [
         {"prompt": f"q{i}", "expected_response": "a b c", "response": r}
-        for i, r in enumerate(["a b c", "=HYPERLINK(1)", "x\ry", "", "+1", "a,b", '"q"', "é ü", "@x", "-3"] * 3)
+        for i, r in enumerate(
+            ["a b c", "=HYPERLINK(1)", "x\ry", "", "+1", "a,b", '"q"', "é ü", "@x", "-3"] * 3
+        )
     ]
     doc = {"schemaVersion": "1.11.0", "default_evaluators": {"ExactMatch": {}, "PartialMatch": {}}}
     return evalkit.evaluate(evalkit.load({**doc, "items": items}), progress=False)
