@@ -38,7 +38,14 @@ SPANS_LAYERS = ["reading", "lambdas", "llm_judges", "evaluator_specs", "evaluati
 CLI_LAYERS = ["process", "arguments", "run_options", "commands", "spans"]
 #: Layers inside ``evalkit.evaluators``, bottom up (a juror may be any evaluator, so juries sit on the registry).
 EVALUATORS_LAYERS = ["base", "names", "deterministic", "llm_judges", "custom", "registry", "scaffold", "jury"]
-INNER_LAYERS = {"spans": SPANS_LAYERS, "cli": CLI_LAYERS, "evaluators": EVALUATORS_LAYERS}
+#: Layers inside ``evalkit.engine``, bottom up (its ``__init__`` re-exports ``run``).
+ENGINE_LAYERS = ["rows", "forked_parts", "run"]
+INNER_LAYERS = {
+    "spans": SPANS_LAYERS,
+    "cli": CLI_LAYERS,
+    "evaluators": EVALUATORS_LAYERS,
+    "engine": ENGINE_LAYERS,
+}
 MAX_LINES = 500
 MAX_ROOT_ENTRIES = 15  # 14 + spark (issue 13)
 

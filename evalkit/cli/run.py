@@ -158,6 +158,7 @@ def _run(args) -> int:
     from evalkit.analysis.summaries import status_counts, summary
     from evalkit.cli.process.heap import give_back_free_memory
     from evalkit.documents import case_table as documents
+    from evalkit.engine.forked_parts import usable_cores
     from evalkit.reporting.run_files import save_results
 
     started = time.perf_counter()
@@ -185,6 +186,7 @@ def _run(args) -> int:
         pass_rule=args.pass_rule,
         batch=args.batch,
         copy=False,  # scored in place: no unscored copy beside the scored table at the run's peak
+        processes=usable_cores(),  # large tables: the deterministic evaluators on every core
     )
     del df  # with --agent the answered table is a new one: the unscored one goes
     give_back_free_memory()  # before the fork: the forked writer starts from what the scored table needs

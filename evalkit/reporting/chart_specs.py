@@ -6,7 +6,11 @@ Building a figure validates every property and deep-copies the ``plotly_white`` 
 about 0.3 s for a run's five charts, a tenth of report.html's write at 100,000 rows, for five bar charts of a
 few numbers. Here each trace is the dict plotly would write (its properties in plotly's order: alphabetical,
 ``type`` last; ``marker_color`` as ``marker.color``; unset ones left out), each layout the properties
-``charts._layout`` sets, in its order, and the template is plotly's own, validated once per process.
+``charts._layout`` sets, in its order, and the template is plotly's own as a layout holds it. Validating it
+takes plotly's graph objects 0.15-0.18 s (and about 10 MB) in every run's page writer, so the validated
+template ships as ``assets/plotly_white_template.json``, recorded with the plotly version that made it, and
+is validated live only under another plotly version (:func:`write_template_asset` records it again; a test
+fails when the file and the installed plotly disagree).
 ``tests/reporting/test_chart_specs.py`` compares these dicts with plotly's figures for varied counts, so a
 plotly upgrade that writes them differently fails there. The notebook-facing :mod:`charts` keeps returning
 plotly figures.
@@ -20,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -31,6 +36,9 @@ from evalkit.reporting.score_counts import ScoreCounts
 
 __all__ = ["pass_rate_spec", "score_spec", "status_spec", "template"]
 
+#: plotly's validated ``plotly_white`` template and the plotly version it was recorded with.
+TEMPLATE_ASSET = Path(__file__).resolve().parent / "assets" / "plotly_white_template.json"
+
 
 def template() -> dict[str, Any]:
     """The ``plotly_white`` template as a figure's layout holds it: plotly's JSON of it, validated as a layout's
@@ -41,10 +49,28 @@ def template() -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _template_json() -> str:
+    import plotly
+
+    recorded = json.loads(TEMPLATE_ASSET.read_text(encoding="utf-8"))
+    if recorded["plotly"] == plotly.__version__:
+        return json.dumps(recorded["template"])
+    return validated_template_json()
+
+
+def validated_template_json() -> str:
+    """plotly's JSON of ``plotly_white``, validated as a layout's template by plotly's graph objects."""
     import plotly.graph_objects as go
     import plotly.io as pio
 
     return json.dumps(go.layout.Template(pio.templates["plotly_white"]).to_plotly_json())
+
+
+def write_template_asset() -> None:
+    """Record the installed plotly's validated template in :data:`TEMPLATE_ASSET` (after a plotly upgrade)."""
+    import plotly
+
+    recorded = {"plotly": plotly.__version__, "template": json.loads(validated_template_json())}
+    TEMPLATE_ASSET.write_text(json.dumps(recorded, indent=1) + "\n", encoding="utf-8")
 
 
 def _bar(**properties: Any) -> dict[str, Any]:

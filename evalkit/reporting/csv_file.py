@@ -58,14 +58,24 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
     empty cells. The columns are read from ``df`` as they are (no flat copy of the table) and written by
     :func:`~evalkit.documents.encoding.csv_cells.write_table`; ``path`` is replaced only once complete.
     """
+    with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
+        write_csv_rows(df, handle)
+
+
+def write_csv_rows(df: pd.DataFrame, handle, start: int = 0, stop: int | None = None, *, header: bool = True):
+    """results.csv's text of rows ``start:stop`` of ``df`` into ``handle`` (a text file opened with
+    ``newline=""``), after the header line when ``header``. Every row's text depends on that row alone, so the
+    header and the texts of consecutive ranges, joined, are exactly :func:`write_csv`'s file
+    (``csv_parts`` writes a large table's ranges in two processes)."""
     names = csv_columns(df)
     renamed = _sources(df)
     sources = [renamed.get(name, name) for name in names]
-    with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
-        if df.columns.is_unique and all(s not in df.columns or fast_dtype(df[s].dtype) for s in sources):
-            write_table(names, [df[s] if s in df.columns else None for s in sources], handle)
-        else:  # rare column kinds (dates, categories): DataFrame.to_csv on the flat copy
-            write_frame(csv_frame(df), handle)
+    rows = slice(start, stop)
+    if df.columns.is_unique and all(s not in df.columns or fast_dtype(df[s].dtype) for s in sources):
+        columns = [df[s].iloc[rows] if s in df.columns else None for s in sources]
+        write_table(names, columns, handle, header=header)
+    else:  # rare column kinds (dates, categories): DataFrame.to_csv on the flat copy
+        write_frame(csv_frame(df.iloc[rows]), handle, header=header)
 
 
 def _sources(df: pd.DataFrame) -> dict[str, str]:

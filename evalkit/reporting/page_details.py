@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit.documents.empty_cells import EmptyDict, EmptyList
 from evalkit.spans.reading.event_record import looks_like_record, record_name
 
 #: Longest single string inside a nested value (citation texts, extracts, attribute values), in characters.
@@ -196,7 +197,8 @@ def has_content(values: list[Any]) -> bool:
 
 
 _EMPTY = (None, "", [], {})
-_EMPTY_TYPES = frozenset({type(None), str, list, dict})
+#: Types whose only false values are the empty ones; the case table's shared empty cells are always empty.
+_EMPTY_TYPES = frozenset({type(None), str, list, dict, EmptyList, EmptyDict})
 
 
 def detail_values(df: pd.DataFrame, tags: list | None = None) -> Iterator[tuple[str, list]]:

@@ -25,12 +25,13 @@ from evalkit.documents.files.folder_swap import die_with_parent, kill_point, rep
 from evalkit.documents.results import results_metadata, write_document
 from evalkit.documents.write_back import document_root, iter_items
 from evalkit.reporting.csv_file import write_csv
+from evalkit.reporting.csv_parts import CsvParts, PartClaims
 from evalkit.reporting.html_page import write_html
 
 #: From this many rows on, the CLI writes report.html in a forked child process while the parent writes
-#: results.json, and results.csv in whichever of the two is done first: the writes are independent and go to
-#: the same staging folder. (One child
-#: for both: a child per file was slower on a busy two-core machine, 27-36 s against 15-24 s at 100,000 rows.)
+#: results.json, and results.csv in parts that either takes once it is done (``csv_parts``): the writes are
+#: independent and go to the same staging folder. (One child for all: a child per file was slower on a busy
+#: two-core machine, 27-36 s against 15-24 s at 100,000 rows.)
 PARALLEL_ROWS = 20_000
 
 #: The files a run owns in its results folder: a run replaces all of them; a file of this set that the run does
@@ -56,10 +57,11 @@ def save_results(
     ``extra`` maps more file names of the set (``spans.jsonl``) to a function that writes that file at the
     path it is given. Returns the final paths by kind (``json``, ``csv``, ``html``, then the ``extra`` names).
     ``parallel=True`` (the CLI's choice for large runs) writes the HTML report in a forked child while this
-    process writes the JSON, using a second core, and the CSV in whichever is done first; the child dies with
-    this process and is waited for before the swap; ``while_waiting`` (the CLI's summary) runs here once this
-    process has written its files, before it waits for the child. When forking is not safe (no ``os.fork``, other threads running) or the child fails,
-    everything is written here, one file after the other. ``history``: a folder of earlier runs
+    process writes the JSON, using a second core, and the CSV in parts that each takes once it is done
+    (``csv_parts``); the child dies with this process and is waited for before the swap; ``while_waiting``
+    (the CLI's summary) runs here once this process has no part left to take, before it waits for the child.
+    When forking is not safe (no ``os.fork``, other threads running) everything is written here, one file after
+    the other; when the child fails, this process writes the page and the parts the child did not complete. ``history``: a folder of earlier runs
     (:func:`evalkit.runs`); report.html then shows the trend of pass rates across them and this run.
     """
     extra = dict(extra or {})
@@ -72,38 +74,25 @@ def save_results(
     with replaced_folder(out, owned=(*RUN_FILES, *extra)) as staging:
         staged = {kind: staging / name for kind, name in _NAMES.items()}
         rows = len(df)
-        tables = {
-            "csv": lambda: timed(staged["csv"], rows, lambda: write_csv(df, staged["csv"])),
-            "html": lambda: timed(
-                staged["html"], rows, lambda: write_html(df, staged["html"], title=title, history=trend)
-            ),
-        }
 
-        written: set[str] = set()  # the tables this process has written already
+        def write_page() -> None:
+            timed(staged["html"], rows, lambda: write_html(df, staged["html"], title=title, history=trend))
 
-        def write_tables() -> None:
-            for kind, write in tables.items():
-                if kind not in written:
-                    write()
-
-        token = _Token() if parallel and rows >= PARALLEL_ROWS else None
-        child = None
-
-        def child_writes() -> None:
-            tables["html"]()
-            if token.take():
-                tables["csv"]()
-
-        if token is not None:
-            child = _fork_writer(child_writes)
+        parts = claims = child = None
+        if parallel and rows >= PARALLEL_ROWS:
+            parts = CsvParts(df, staged["csv"])
+            claims = PartClaims(parts.count)
+            child = _fork_writer(lambda: (write_page(), parts.write_claimed(claims)))
+            if child is None:  # forking is not safe here: every file from this process, one after the other
+                claims.close()
+                parts = claims = None
         try:
             kill_point("forked")
             timed(staged["json"], rows, lambda: _write_json(df, staged["json"]))
             for name, write in extra.items():
                 write(staging / name)
-            if child is not None and token.take():  # the child is still on the page: the CSV is written here
-                tables["csv"]()
-                written.add("csv")
+            started = time.perf_counter()
+            here = parts.write_claimed(claims) if parts is not None else 0
             if while_waiting is not None:
                 while_waiting()
         except BaseException:
@@ -112,10 +101,15 @@ def save_results(
                 os.waitpid(child, 0)
             raise
         finally:
-            if token is not None:
-                token.close()
+            if claims is not None:
+                claims.close()
         if child is None or not _child_succeeded(child):
-            write_tables()
+            write_page()
+        if parts is None:
+            timed(staged["csv"], rows, lambda: write_csv(df, staged["csv"]))
+        else:  # the parts the forked writer did not complete are written here, then all are joined
+            here += parts.join()
+            _log_parts(staged["csv"], rows, parts.count, here, time.perf_counter() - started)
     return {**{kind: out / name for kind, name in _NAMES.items()}, **{name: out / name for name in extra}}
 
 
@@ -139,25 +133,19 @@ def timed(path: Path, rows: int, write: Callable[[], Any]) -> None:
         log.debug("wrote %s (%s rows, %.1f MB) in %.2f s", path.name, f"{rows:,}", megabytes, seconds)
 
 
-class _Token:
-    """One byte in a pipe shared with the forked writer: whichever process reads it first writes results.csv
-    (the parent once results.json is written, the child once report.html is), so neither waits idle while the
-    other has two files left (issue 20)."""
-
-    def __init__(self) -> None:
-        self._read, write = os.pipe()
-        os.write(write, b"1")
-        os.close(write)
-        os.set_blocking(self._read, False)
-
-    def take(self) -> bool:
-        try:
-            return os.read(self._read, 1) == b"1"
-        except (BlockingIOError, OSError):
-            return False
-
-    def close(self) -> None:
-        os.close(self._read)
+def _log_parts(path: Path, rows: int, count: int, here: int, seconds: float) -> None:
+    """At DEBUG: results.csv's size and the time from this process's first part to the joined file."""
+    if log.isEnabledFor(logging.DEBUG):
+        megabytes = path.stat().st_size / 1e6
+        log.debug(
+            "wrote %s (%s rows, %.1f MB) in %.2f s (%d of %d parts here, the rest in the forked writer)",
+            path.name,
+            f"{rows:,}",
+            megabytes,
+            seconds,
+            here,
+            count,
+        )
 
 
 def _fork_writer(write: Callable[[], Any]) -> int | None:

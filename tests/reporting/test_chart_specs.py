@@ -102,3 +102,24 @@ def test_each_chart_gets_its_own_template():
             {"pass": 1, "fail": 0, "partial": 0, "error": 0, "total": 1}
         ).to_plotly_json()["layout"]["template"]
     )
+
+
+def test_the_recorded_template_is_the_installed_plotlys():
+    import plotly
+
+    recorded = json.loads(chart_specs.TEMPLATE_ASSET.read_text(encoding="utf-8"))
+    fix = "run: python -c 'from evalkit.reporting import chart_specs; chart_specs.write_template_asset()'"
+    assert recorded["plotly"] == plotly.__version__, fix
+    assert json.dumps(recorded["template"]) == chart_specs.validated_template_json(), fix
+    assert chart_specs.template() == recorded["template"]
+
+
+def test_under_another_plotly_version_the_template_is_validated_live(tmp_path, monkeypatch):
+    stale = tmp_path / "template.json"
+    stale.write_text(json.dumps({"plotly": "0.0.1", "template": {"layout": {"font": {"size": 99}}}}))
+    monkeypatch.setattr(chart_specs, "TEMPLATE_ASSET", stale)
+    chart_specs._template_json.cache_clear()
+    try:
+        assert json.dumps(chart_specs.template()) == chart_specs.validated_template_json()
+    finally:
+        chart_specs._template_json.cache_clear()

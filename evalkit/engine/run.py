@@ -1,5 +1,8 @@
 """The column-wise run: resolve evaluators, score each one over the rows that ask for it, set statuses.
 
+``evaluate`` is the public entry point (``evalkit.evaluate``); the rows it scores are ``rows.CaseRows``, and
+large tables have their built-in deterministic evaluators scored on several cores by ``forked_parts``.
+
 Never a per-row loop over evaluators: every evaluator receives its rows in one call. One evaluator that
 crashes only turns its own rows into error results; the others keep theirs.
 """
@@ -11,17 +14,17 @@ import functools
 import logging
 import os
 import time
-from itertools import repeat
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from evalkit.documents.case_table import CASE_COLUMNS
-from evalkit.documents.redaction import install_log_redaction, redact, redact_many, register_secrets_of
+from evalkit.documents.redaction import install_log_redaction, redact_many, register_secrets_of
 from evalkit.documents.statuses import apply_statuses
+from evalkit.engine.forked_parts import ForkedParts
+from evalkit.engine.rows import CaseRows, score_one
 from evalkit.errors import EnvironmentConfigError
-from evalkit.evaluators.base import RESULT_COLUMNS, error_frame, score_column
+from evalkit.evaluators.base import RESULT_COLUMNS, score_column
 from evalkit.evaluators.custom.loading import CallableEvaluator, RowEvaluator
 from evalkit.evaluators.custom.time_limit import DEFAULT_TIMEOUT
 from evalkit.evaluators.jury.combine import spread_column
@@ -65,6 +68,7 @@ def evaluate(
     pass_rule: str = DEFAULT_PASS_RULE,
     batch: bool = False,
     copy: bool = True,
+    processes: int = 1,
 ) -> pd.DataFrame:
     """Score a case table and return a new one with result columns, ``status`` and ``error``.
 
@@ -102,6 +106,9 @@ def evaluate(
         copy: False adds the result columns to ``df`` itself and returns it, for a caller that drops its
             unscored table anyway (the CLI: the copy is 11 MB at 100,000 rows, at the run's peak). With an
             ``agent`` the answered table is a new one either way.
+        processes: score the built-in deterministic evaluators of a large table (``forked_parts.SPLIT_ROWS``
+            rows or more) over this many processes, forked from this one, each on a part of the rows; the
+            results are the same (the CLI passes its usable cores). Forking is skipped where it is not safe.
     """
     check_samples(samples, pass_rule)
     quiet_llm_libraries()  # before custom evaluators or judges import promptflow / azure-ai-evaluation
@@ -113,7 +120,7 @@ def evaluate(
     if extra:
         merged: dict[int, dict] = {}
         table["evaluators"] = [merged.setdefault(id(m), {**m, **extra}) for m in table["evaluators"]]
-    rows = _Rows(table)
+    rows = CaseRows(table)
     names_where = _names_where(table, rows, adhoc)
     for name in extra:  # added to every row by the caller: say so in messages, not "items[0]"
         names_where[name] = "evaluators= / --evaluator"
@@ -136,7 +143,7 @@ def evaluate(
 
     if agent is not None:
         table = _run_agent(table, agent, concurrency)
-        rows = _Rows(table)  # the agent's answers are the inputs now
+        rows = CaseRows(table)  # the agent's answers are the inputs now
     work = {name: rows.asking(name, everywhere=name in adhoc) for name in resolved}
     repeats = {name: samples if isinstance(ev, LLMJudge) else 1 for name, ev in resolved.items()}
     total = int(sum(m.sum() * repeats[name] for name, m in work.items()))
@@ -144,41 +151,52 @@ def evaluate(
     def score_all(bar) -> tuple[list, dict]:
         scored_specs = []
         timings = {}
-        for name, evaluator in resolved.items():
-            started = time.perf_counter()
-            mask = work[name]
-            judged = [0]
-            if evaluator.is_llm:
-
-                def tick(judged=judged):
-                    judged[0] += 1
-                    bar.update(1)
-
-                evaluator.on_row_done = tick
-            if name in juries:
-                parts = juries[name].score(rows.select(mask), rows.configs(name, mask), samples, pass_rule)
-            elif repeats[name] > 1:
-                score = functools.partial(_score_one, evaluator, rows, mask, adhoc=name in adhoc)
-                parts = judged_k_times(evaluator, samples, pass_rule, score)
-            else:
-                parts = _score_one(evaluator, rows, mask, adhoc=name in adhoc)
-            _attach(table, evaluator.key, parts)
-            del parts  # its arrays are copied into the table: not alive beside the next evaluator's
-            if name in juries:  # the per-row spread as a result column of its own
-                table[f"{evaluator.key}_jury_spread"] = spread_column(table[f"{evaluator.key}_details"])
-            scored_specs.append(
-                {
-                    "name": name,
-                    "key": evaluator.key,
-                    "score_field": evaluator.score_field,
-                    "has_threshold": evaluator.has_threshold,
-                    "is_llm": evaluator.is_llm,
-                }
-            )
-            timings[name] = time.perf_counter() - started
-            log.debug("evaluator %s: %d rows in %.3f s", name, int(mask.sum()), timings[name])
-            bar.update(int(mask.sum()) * repeats[name] - judged[0])
+        whole = {n: ev for n, ev in resolved.items() if n not in juries and repeats[n] == 1}
+        forked = ForkedParts.start(rows, whole, work, processes)
+        try:
+            for name, evaluator in resolved.items():
+                score_evaluator(name, evaluator, forked, scored_specs, timings, bar)
+        finally:
+            if forked is not None:
+                forked.close()
         return scored_specs, timings
+
+    def score_evaluator(name, evaluator, forked, scored_specs, timings, bar) -> None:
+        started = time.perf_counter()
+        mask = work[name]
+        judged = [0]
+        if evaluator.is_llm:
+
+            def tick(judged=judged):
+                judged[0] += 1
+                bar.update(1)
+
+            evaluator.on_row_done = tick
+        if name in juries:
+            parts = juries[name].score(rows.select(mask), rows.configs(name, mask), samples, pass_rule)
+        elif forked is not None and name in forked.names:
+            parts = forked.score(name, evaluator, mask)
+        elif repeats[name] > 1:
+            score = functools.partial(score_one, evaluator, rows, mask, adhoc=name in adhoc)
+            parts = judged_k_times(evaluator, samples, pass_rule, score)
+        else:
+            parts = score_one(evaluator, rows, mask, adhoc=name in adhoc)
+        _attach(table, evaluator.key, parts)
+        del parts  # its arrays are copied into the table: not alive beside the next evaluator's
+        if name in juries:  # the per-row spread as a result column of its own
+            table[f"{evaluator.key}_jury_spread"] = spread_column(table[f"{evaluator.key}_details"])
+        scored_specs.append(
+            {
+                "name": name,
+                "key": evaluator.key,
+                "score_field": evaluator.score_field,
+                "has_threshold": evaluator.has_threshold,
+                "is_llm": evaluator.is_llm,
+            }
+        )
+        timings[name] = time.perf_counter() - started
+        log.debug("evaluator %s: %d rows in %.3f s", name, int(mask.sum()), timings[name])
+        bar.update(int(mask.sum()) * repeats[name] - judged[0])
 
     if batch and judge is not None:  # every judge call through the Batch API (``judges.batch``)
         (scored_specs, timings), judge.batch = judge_in_batches(score_all, pool, judge.config, progress)
@@ -201,66 +219,6 @@ def evaluate(
             add_juries(meta["judge"], juries, judge.price)
     table.attrs["evalkit"] = meta
     return table
-
-
-#: The case-table columns evaluators read; the rest (sources, earlier results) is never copied for them.
-INPUT_COLUMNS = tuple(c for c in CASE_COLUMNS if c not in ("evaluators", "source", "thread_source"))
-
-
-class _Rows:
-    """What the run knows about the rows: their inputs and their evaluator maps, grouped by identity.
-
-    Rows without their own evaluator map share one dict object, so "which rows ask for X" and "with which
-    options" are answered once per distinct map rather than once per row.
-    """
-
-    def __init__(self, table: pd.DataFrame):
-        # The input columns as they are in the table (``table[columns]`` would copy them: 8 MB at 100,000
-        # rows). Evaluators only read them.
-        self.inputs = pd.DataFrame({c: table[c] for c in INPUT_COLUMNS if c in table.columns}, copy=False)
-        self.inputs.attrs = dict(table.attrs)  # the document's name, for evaluators' messages
-        maps = table["evaluators"].tolist()
-        self.codes = pd.factorize(np.fromiter(map(id, maps), dtype=np.int64, count=len(maps)))[0]
-        #: the first row of each distinct map, by code (codes number the maps in order of first appearance)
-        self.first = np.unique(self.codes, return_index=True)[1].tolist()
-        self.maps = [maps[position] for position in self.first]
-        self.has_response = _is_text(table["response"].tolist())
-        self._filled: dict[str, np.ndarray] = {}
-
-    def asking(self, name: str, *, everywhere: bool = False) -> np.ndarray:
-        """Rows that ask for evaluator ``name`` and have a response to score."""
-        if everywhere:
-            return self.has_response.copy()
-        asks = np.array([name in m for m in self.maps], dtype=bool)
-        return asks[self.codes] & self.has_response
-
-    def configs(self, name: str, mask: np.ndarray) -> list[dict]:
-        """The options each selected row gives evaluator ``name``."""
-        per_map = [m.get(name) or {} for m in self.maps]
-        return [per_map[code] for code in self.codes[mask].tolist()]
-
-    def filled(self, column: str) -> np.ndarray:
-        """Whether each row has a non-blank value in text column ``column`` (cached per run)."""
-        if column not in self._filled:
-            values = self.inputs[column].tolist()
-            n = len(values)
-            if _is_text(values).all():  # builtins mapped over the column: no Python-level call per row
-                blank = np.fromiter(map(str.isspace, values), dtype=bool, count=n)
-                filled = ~blank & (np.fromiter(map(len, values), dtype=np.int64, count=n) > 0)
-            else:
-                filled = np.array(
-                    [isinstance(v, str) and not v.isspace() and v != "" for v in values], dtype=bool
-                )
-            self._filled[column] = filled
-        return self._filled[column]
-
-    def select(self, mask: np.ndarray) -> pd.DataFrame:
-        return self.inputs if mask.all() else self.inputs.loc[mask]
-
-
-def _is_text(values: list) -> np.ndarray:
-    """Whether each value is a str (``isinstance`` mapped over the list: no Python-level call per value)."""
-    return np.fromiter(map(isinstance, values, repeat(str)), dtype=bool, count=len(values))
 
 
 def _run_agent(table: pd.DataFrame, agent: Any, concurrency: int) -> pd.DataFrame:
@@ -336,7 +294,7 @@ def _name_of(spec) -> str:
     return name
 
 
-def _names_where(table: pd.DataFrame, rows: _Rows, adhoc: dict) -> dict[str, str]:
+def _names_where(table: pd.DataFrame, rows: CaseRows, adhoc: dict) -> dict[str, str]:
     """Every evaluator name in first-seen order, with the place it first appears (for messages)."""
     where: dict[str, str] = {}
     items, turns = table["item"].tolist(), table["turn"].tolist()
@@ -359,34 +317,6 @@ def _resolve(names_where: dict[str, str], custom_dir, reuse: dict | None, import
     if missing:
         known.update(resolve_evaluators(missing, custom_dir, import_timeout=import_timeout))
     return {name: known[name] for name in names_where}
-
-
-def _score_one(evaluator, rows: _Rows, mask: np.ndarray, *, adhoc: bool) -> list[pd.DataFrame]:
-    """The evaluator's result frames for the rows in ``mask`` (rows missing a required field first)."""
-    ready = mask.copy()
-    parts = []
-    for column in evaluator.requires:
-        missing = ready & ~rows.filled(column)
-        if missing.any():
-            parts.append(
-                error_frame(
-                    rows.inputs.index[missing],
-                    f"{evaluator.name} needs '{column}', which this item does not have: add "
-                    f"'{column}' to the item, or remove {evaluator.name} from its evaluators.",
-                    code="evaluatorConfigurationError",
-                )
-            )
-            ready &= ~missing
-    if ready.any():
-        subset = rows.select(ready)
-        configs = [{}] * len(subset) if adhoc else rows.configs(evaluator.name, ready)
-        try:
-            parts.append(evaluator.score(subset, configs))
-        except Exception as exc:  # noqa: BLE001 - one evaluator's crash must not lose the others' results
-            log.debug("evaluator %s crashed", evaluator.name, exc_info=True)
-            message = redact(f"{type(exc).__name__}: {exc}")
-            parts.append(error_frame(subset.index, message, code="evaluatorError"))
-    return parts
 
 
 def _attach(table: pd.DataFrame, key: str, parts: list[pd.DataFrame]) -> None:
