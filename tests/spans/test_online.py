@@ -251,8 +251,11 @@ def test_sampling_is_a_stable_hash_split(server_factory, tmp_path):
     states = _states(tmp_path / "store")
     assert {n for n, st in states.items() if st == "evaluated"} == {n for n in names if sampled(n, 50)}
     assert {n for n, st in states.items() if st == "skipped"} == {n for n in names if not sampled(n, 50)}
-    evaluated = {r["attributes"]["session.id"] for r in _lines(tmp_path / "store" / "results.jsonl")}
-    assert evaluated == {n for n in names if sampled(n, 50)}
+    chosen = {n for n in names if sampled(n, 50)}
+    results = tmp_path / "store" / "results.jsonl"  # exported after the store's commit: wait for it
+    _wait(lambda: len(_lines(results)) >= len(chosen))
+    evaluated = {r["attributes"]["session.id"] for r in _lines(results)}
+    assert evaluated == chosen
 
 
 def test_filters_select_sessions_by_span_attributes(server_factory, tmp_path):
