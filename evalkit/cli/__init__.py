@@ -6,6 +6,10 @@ environment configuration. Everything the command prints to stderr (errors, warn
 traceback) is redacted (``evalkit.documents.redaction``): no configured key or credential-shaped text reaches
 the terminal; errors, warnings and log lines also have control and bidirectional characters escaped.
 
+Importing this package imports neither pandas nor numpy (a test holds it): :func:`main` parses the command line
+first, lets a command start reading its input in a forked child (``read_ahead``: ``evalkit run``'s document,
+``evalkit.documents.load_ahead``), and only then imports pandas, so the two overlap on two cores.
+
 One module per command here; inside, bottom up: ``process`` (what the command does to its own process: pandas
 imported without pyarrow, freed heap given back), ``arguments`` (what several commands share), ``run_options``
 (``evalkit run``'s option groups), the command modules, ``spans`` (the ``evalkit spans`` commands).
@@ -17,16 +21,13 @@ import logging
 import sys
 import warnings
 
+from evalkit import __version__
+from evalkit.cli import align, cache, compare, new, report, run, runs, validate
+from evalkit.cli.arguments.parser import Parser, missing_command, parse
 from evalkit.cli.process.lean_imports import import_pandas_without_pyarrow
-
-import_pandas_without_pyarrow()  # before any command module imports pandas (see lean_imports)
-
-from evalkit import __version__  # noqa: E402
-from evalkit.cli import align, cache, compare, new, report, run, runs, validate  # noqa: E402
-from evalkit.cli.arguments.parser import Parser, missing_command, parse  # noqa: E402
-from evalkit.cli.spans import command as spans  # noqa: E402
-from evalkit.documents.redaction import install_log_redaction, redact  # noqa: E402
-from evalkit.errors import terminal_safe  # noqa: E402
+from evalkit.cli.spans import command as spans
+from evalkit.documents.redaction import install_log_redaction, redact
+from evalkit.errors import terminal_safe
 
 
 def build_parser() -> Parser:
@@ -77,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(getattr(args, "log_level", "warning"))
     warnings.showwarning = _show_warning
     sys.excepthook = _redacted_excepthook
+    read_ahead = getattr(args, "read_ahead", None)
+    if read_ahead is not None:  # the command's input, read in a forked child while pandas is imported
+        read_ahead(args)
+    import_pandas_without_pyarrow()  # before the command imports pandas (see lean_imports)
     try:
         code = args.func(args)
     except EvalkitError as exc:

@@ -100,7 +100,17 @@ def register(subparsers) -> None:
     add_price_option(parser)
     add_sample_options(parser)
     add_batch_option(parser)
-    parser.set_defaults(func=main)
+    parser.set_defaults(func=main, read_ahead=read_document_ahead)
+
+
+def read_document_ahead(args) -> None:
+    """Start reading the document in a forked child (``documents.load_ahead``): ``evalkit.cli.main`` calls this
+    before it imports pandas, and ``_run`` takes the table once the engine is imported. The Spark engine reads
+    its input itself."""
+    if args.engine != "spark":
+        from evalkit.documents.load_ahead import LoadAhead
+
+        args.document_ahead = LoadAhead.start(args.document)
 
 
 def parse_seconds(text: str) -> float:
@@ -137,6 +147,9 @@ def main(args) -> int:
     try:
         return _run(args)
     finally:
+        ahead = getattr(args, "document_ahead", None)
+        if ahead is not None:  # a run that stopped before its table: the reader is not left behind
+            ahead.close()
         if was_enabled:
             gc.enable()
 
@@ -170,7 +183,8 @@ def _run(args) -> int:
         )
     path = Path(args.document)
     ci = ci_outputs.prepare(args, "run")
-    df = documents.load(path)
+    ahead = getattr(args, "document_ahead", None)
+    df = ahead.table() if ahead is not None else documents.load(path)
     scored = engine.evaluate(
         df,
         custom_dir=args.custom_dir,

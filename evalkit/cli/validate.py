@@ -15,7 +15,6 @@ import sys
 from typing import Any
 
 from evalkit.documents.json_input import read_json
-from evalkit.documents.validation import validate_document
 from evalkit.documents.versions import LATEST_VERSION
 from evalkit.errors import DocumentError, shown, terminal_safe
 
@@ -39,6 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace) -> int:
     """Validate every document named in ``args.documents``; return the exit code (0 or 2)."""
+    from evalkit.documents.validation import (
+        validate_document,  # jsonschema: not imported with the command line
+    )
+
     status = 0
     for path in args.documents:
         doc: Any = _UNREAD

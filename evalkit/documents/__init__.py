@@ -1,8 +1,10 @@
 """Eval documents <-> the case table: the bottom layer, which every other package reads through.
 
 - ``case_table``: ``load`` (schema v1 and legacy forms) into one DataFrame row per item or per thread turn
-  (``empty_cells``: the read-only empty list / dict shared by empty cells; ``rebuilt_items``: the items whose
-  ``source`` dict is not kept because the columns rebuild it);
+  (``case_cells``: the document read into the table's cells without pandas or numpy; ``load_ahead``: those
+  cells read in a forked child while the command imports pandas; ``empty_cells``: the read-only empty list /
+  dict shared by empty cells; ``rebuilt_items``: the items whose ``source`` dict is not kept because the
+  columns rebuild it);
   ``columns``: the case table's column names and where each evaluator's scores go.
 - ``validation`` (with ``schema/``, evalkit's own copy of the upstream schema with the seeds' differences),
   ``versions`` (schema versions and in-memory upgrades).

@@ -10,9 +10,8 @@ as a whole), under ``replace`` it is used alone.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
-
-import numpy as np
 
 #: System defaults when a document has no ``default_evaluators``.
 SYSTEM_DEFAULTS: dict[str, dict] = {"Relevance": {}, "Coherence": {}}
@@ -50,7 +49,15 @@ def resolve_row_evaluators(defaults: dict | None, own: dict | None, mode: str = 
 
 #: ``allowed_tools_mode`` values (upstream 1.11).
 ALLOWED_TOOLS_MODES = ("extend", "replace")
-_SEQUENCES = (list, tuple, np.ndarray)
+
+
+def _is_sequence(value: Any) -> bool:
+    """A list, a tuple or a numpy array. numpy is not imported for this: an array exists only once something
+    else imported it, and the command line reads documents before numpy is imported (``cli.process``)."""
+    if isinstance(value, (list, tuple)):
+        return True
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, numpy.ndarray)
 
 
 def absent(value: Any) -> bool:
@@ -62,7 +69,7 @@ def allow_list(value: Any, field: str) -> list[str]:
     """The trimmed, non-blank entries of an allowlist field; ``ValueError`` naming the field otherwise."""
     if absent(value):
         return []
-    if not isinstance(value, _SEQUENCES):
+    if not _is_sequence(value):
         raise ValueError(f"{field} must be a list of tool identifiers, got {value!r}")
     entries = []
     for entry in value:

@@ -34,6 +34,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +174,8 @@ def parse_json(text: str | bytes) -> Any:
             raise _error(
                 f"is not UTF-8 text (invalid byte at offset {exc.start}); save it as UTF-8"
             ) from None
-    surrogates = bool(_SURROGATE_ESCAPE.search(text))
+    # A lone surrogate needs an escape: the plain test first (most texts have none), the pattern only then.
+    surrogates = "\\u" in text and bool(_SURROGATE_ESCAPE.search(text))
     found: list = []
     hooks = {
         "object_pairs_hook": _hook(found),
@@ -219,23 +221,28 @@ def _too_deep(path: tuple) -> str:
 
 
 _CONTAINERS = (dict, list, _Object)
+_CONTAINER_SET = frozenset(_CONTAINERS)
 
 
 def _depth_exceeded(value: Any) -> bool:
-    """True when ``value`` nests more than ``MAX_DEPTH`` levels (iterative: the depth is the point)."""
+    """True when ``value`` nests more than ``MAX_DEPTH`` levels (iterative: the depth is the point).
+
+    One level at a time: each level's children are gathered and their types read in C (``map``), so a level of
+    only strings and numbers (the values of a document's items) costs no Python step per value.
+    """
     if type(value) not in _CONTAINERS:
         return False
-    containers = _CONTAINERS
-    stack = [(value, 1)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node, depth = pop()
+    level, depth = [value], 1
+    while level:
         if depth > MAX_DEPTH:
             return True
+        lists = [node for node in level if type(node) is list]
+        dicts = [node for node in level if type(node) is not list] if len(lists) < len(level) else []
+        children = list(chain(chain.from_iterable(lists), chain.from_iterable(map(dict.values, dicts))))
+        if _CONTAINER_SET.isdisjoint(map(type, children)):
+            return False
+        level = [child for child in children if type(child) in _CONTAINER_SET]
         depth += 1
-        for child in node if type(node) is list else node.values():
-            if type(child) in containers:
-                push((child, depth))
     return False
 
 

@@ -14,8 +14,11 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 PROBE = """
-import sys
+import contextlib, io, sys
 import evalkit.cli
+with contextlib.redirect_stdout(io.StringIO()):
+    code = evalkit.cli.main(["run", sys.argv[1], "--out", sys.argv[2]])
+print("run:", code, "pandas imported:", "pandas" in sys.modules)
 print("pyarrow imported with the cli:", "pyarrow" in sys.modules)
 import pandas as pd
 frame = pd.DataFrame({"a": ["x", None], "b": [1.5, float("nan")]})
@@ -35,9 +38,11 @@ def _run(code: str, *args: str) -> str:
     return done.stdout
 
 
-def test_the_command_imports_pandas_without_pyarrow_and_pyarrow_still_imports():
+def test_the_command_imports_pandas_without_pyarrow_and_pyarrow_still_imports(tmp_path):
     pytest.importorskip("pyarrow")
-    assert _run(PROBE).splitlines() == [
+    doc = REPO / "data" / "demo.json"
+    assert _run(PROBE, str(doc), str(tmp_path / "out")).splitlines() == [
+        "run: 0 pandas imported: True",
         "pyarrow imported with the cli: False",
         "pandas works: True",
         "pyarrow importable after: True",

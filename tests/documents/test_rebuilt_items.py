@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import evalkit
-from evalkit.documents import case_table
+from evalkit.documents import case_cells
 from evalkit.documents.rebuilt_items import rebuilt_exactly
 from evalkit.reporting.page_details import item_tags
 
@@ -62,7 +62,7 @@ EDGES = {
 def _full(monkeypatch, path: Path, validate: bool):
     """The table with every item's dict kept, as ``load`` built it before."""
     with monkeypatch.context() as patch:
-        patch.setattr(case_table, "kept_sources", list)
+        patch.setattr(case_cells, "kept_sources", list)
         return evalkit.load(path, validate=validate)
 
 

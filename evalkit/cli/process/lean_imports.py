@@ -9,8 +9,8 @@ hidden for that one import.
 pyarrow stays importable afterwards: the Spark engine and its Parquet files import it themselves, as before.
 What the process gives up is pandas' own use of it (``dtype_backend="pyarrow"``, ``pd.ArrowDtype`` arrays,
 ``string[pyarrow]``), which pandas then reports as "pyarrow is not installed". A program that imports
-evalkit as a library is not affected: only :func:`evalkit.cli.main`'s module calls this, and it does nothing
-when pandas or pyarrow is imported already.
+evalkit as a library is not affected: only :func:`evalkit.cli.main` calls this (once it has parsed the command
+line and started reading its input ahead), and it does nothing when pandas or pyarrow is imported already.
 """
 
 from __future__ import annotations

@@ -38,7 +38,6 @@ from evalkit.cli.spans.package import register as register_package
 from evalkit.cli.spans.serve import register as register_serve
 from evalkit.cli.spans.stream import register as register_stream
 from evalkit.cli.spans.to_document import register as register_to_document
-from evalkit.documents.encoding.csv_cells import guard
 from evalkit.documents.files.atomic import atomic_write
 from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
 from evalkit.errors import EvalkitError, shown
@@ -255,6 +254,8 @@ def _read_references(path: str) -> list:
 
 
 def _write(results: list[dict], frame, out: Path, evaluators) -> tuple[Path, Path]:
+    from evalkit.documents.encoding.csv_cells import guard  # numpy: not imported with the command line
+
     json_path, csv_path = out / "results.json", out / "results.csv"
     rules = {
         e.evaluator_id: sorted(e.passing_labels) if e.passing_labels is not None else None for e in evaluators

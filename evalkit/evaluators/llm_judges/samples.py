@@ -22,13 +22,14 @@ from __future__ import annotations
 import statistics
 import warnings
 from collections.abc import Callable
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from evalkit.documents.versions import EvalkitWarning
 from evalkit.errors import EvalkitError
 from evalkit.evaluators.base import RESULT_COLUMNS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PASS_RULES = ("all", "majority")
 DEFAULT_PASS_RULE = "all"
@@ -47,6 +48,8 @@ def check_samples(samples: Any, pass_rule: Any) -> int:
 
 def combine(frames: list[pd.DataFrame], pass_rule: str = DEFAULT_PASS_RULE) -> pd.DataFrame:
     """One result frame (``RESULT_COLUMNS``, the first frame's index) from the K frames of one evaluator."""
+    import pandas as pd
+
     first = frames[0]
     columns = {c: [f[c].tolist() if c in f else [None] * len(f) for f in frames] for c in RESULT_COLUMNS}
     out: dict[str, list] = {c: [] for c in RESULT_COLUMNS}
@@ -99,6 +102,8 @@ def judged_k_times(
 ) -> list[pd.DataFrame]:
     """An LLM judge's ``k`` judgments of each row, combined: ``score()`` (the engine scoring the evaluator's rows)
     runs with samples base*k .. base*k+k-1, so sample 0 is a plain run's judgment and shares its cache entry."""
+    import pandas as pd
+
     base = evaluator.sample
     frames = []
     try:
@@ -126,6 +131,8 @@ def nothing_sampled(samples: int) -> None:
 
 def flaky_rows(table: pd.DataFrame, keys: list[str]) -> int:
     """How many rows flipped in at least one of the evaluators ``keys`` (their ``<key>_details``)."""
+    import pandas as pd
+
     flipped = pd.Series(False, index=table.index)
     for key in keys:
         column = table.get(f"{key}_details")
