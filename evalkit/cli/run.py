@@ -184,6 +184,12 @@ def _run(args) -> int:
     path = Path(args.document)
     ci = ci_outputs.prepare(args, "run")
     ahead = getattr(args, "document_ahead", None)
+    if ahead is not None:  # while the child reads: what the run loads later anyway (the time is free now)
+        import tqdm.auto  # noqa: F401 - evaluate's progress bar
+
+        from evalkit.reporting.html_page import prepare_page_writer
+
+        prepare_page_writer()
     df = ahead.table() if ahead is not None else documents.load(path)
     scored = engine.evaluate(
         df,

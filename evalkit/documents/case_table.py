@@ -55,11 +55,19 @@ def table_from_cells(cells: CaseCells) -> pd.DataFrame:
     """The case table of a document's cells (``case_cells``: read without pandas, maybe in another process)."""
     frame = _object_frame(cells.columns, cells.rows)
     frame.insert(0, "item", np.array(cells.item_ids, dtype=np.int64))
-    frame.insert(1, "turn", pd.array(cells.turns, dtype="Int64"))
+    frame.insert(1, "turn", _turns(cells.turns))
     if cells.allowed_tools is not None:
         frame["allowed_tools"] = cells.allowed_tools
     frame.attrs["evalkit"] = {"document": cells.root, "source": cells.source}
     return frame
+
+
+def _turns(turns: list[int | None]) -> pd.api.extensions.ExtensionArray:
+    """The nullable ``turn`` column; all missing (a document without threads) built at once, not per cell."""
+    if turns.count(None) == len(turns):
+        n = len(turns)
+        return pd.arrays.IntegerArray(np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool))
+    return pd.array(turns, dtype="Int64")
 
 
 def _object_frame(columns: dict, rows: int) -> pd.DataFrame:
