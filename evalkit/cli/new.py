@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from evalkit.evaluators.scaffold import scaffold
-
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("new", help="scaffold a custom evaluator in custom-evaluators/NAME/")
@@ -25,6 +23,8 @@ def register(subparsers) -> None:
 
 
 def main(args) -> int:
+    from evalkit.evaluators.scaffold import scaffold  # with the command only: importlib.resources, tempfile
+
     for path in scaffold(args.name, args.custom_dir, llm=args.llm):
         print(f"Created {path}")
     kind = "an LLM judge (needs a judge model configured)" if args.llm else "a code-only evaluator"

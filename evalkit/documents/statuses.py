@@ -29,6 +29,33 @@ NO_RESPONSE_MESSAGE = (
 _STATUSES = np.array(["pass", "fail", "partial"], dtype=object)
 
 
+_NOT_ASKED, _PASS, _FAIL, _ERROR, _OTHER = range(5)
+_RESULT_CODES = {None: _NOT_ASKED, "pass": _PASS, "fail": _FAIL, "error": _ERROR}
+
+
+def _result_codes(results: np.ndarray) -> np.ndarray:
+    """One small code per row for a ``<key>_result`` column, read by a dict lookup mapped in C (three pandas
+    comparisons per evaluator took 0.03 s at 100,000 rows); a missing value other than None (NaN) is not
+    asked, any other value is asked with no verdict."""
+    values = results.tolist()
+    try:
+        codes = np.fromiter(map(_RESULT_CODES.get, values, repeat(_OTHER)), dtype=np.int8, count=len(values))
+    except TypeError:  # an unhashable result (a custom evaluator's list, say): asked, with no verdict
+        codes = np.array([_RESULT_CODES.get(v, _OTHER) if _hashable(v) else _OTHER for v in values], np.int8)
+    other = np.flatnonzero(codes == _OTHER)
+    if other.size:
+        codes[other] = np.where(pd.notna(results[other]), _OTHER, _NOT_ASKED)
+    return codes
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def apply_statuses(df: pd.DataFrame, keys: list[str]) -> None:
     """Set ``status``, ``error_code`` and ``error_message`` on ``df`` in place from its result columns."""
     n = len(df)
@@ -36,10 +63,10 @@ def apply_statuses(df: pd.DataFrame, keys: list[str]) -> None:
     errored = np.zeros(n, dtype=int)
     failed = np.zeros(n, dtype=bool)
     for key in keys:
-        result = df[f"{key}_result"]
-        asked += result.notna().to_numpy()
-        errored += (result == "error").to_numpy()
-        failed |= (result == "fail").to_numpy()
+        codes = _result_codes(df[f"{key}_result"].to_numpy(dtype=object))
+        asked += codes != _NOT_ASKED
+        errored += codes == _ERROR
+        failed |= codes == _FAIL
     has_response = np.fromiter(map(isinstance, df["response"].tolist(), repeat(str)), dtype=bool, count=n)
 
     status = _STATUSES[np.where(errored > 0, 2, failed.view(np.uint8))]

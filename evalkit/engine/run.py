@@ -325,9 +325,11 @@ def _attach(table: pd.DataFrame, key: str, parts: list[pd.DataFrame]) -> None:
     Scores stay numeric unless an evaluator returns booleans (exactMatch), which are kept as such.
     """
     n = len(table)
+    parts = [p for p in parts if len(p)]
+    places = [table.index.get_indexer(p.index) for p in parts]  # once per part, not once per column
     for column in RESULT_COLUMNS:
         target = score_column(key) if column == "score" else f"{key}_{column}"
-        sources = [(table.index.get_indexer(p.index), p[column].to_numpy()) for p in parts if len(p)]
+        sources = [(at, p[column].to_numpy()) for at, p in zip(places, parts, strict=True)]
         numeric = column == "threshold" or (
             column == "score" and all(v.dtype.kind in "fiu" for _, v in sources)
         )
