@@ -79,10 +79,11 @@ def main(argv: list[str] | None = None) -> int:
     warnings.showwarning = _show_warning
     sys.excepthook = _redacted_excepthook
     read_ahead = getattr(args, "read_ahead", None)
-    if read_ahead is not None:  # the command's input, read in a forked child while pandas is imported
-        read_ahead(args)
-    import_pandas_without_pyarrow()  # before the command imports pandas (see lean_imports)
+    args.ahead = None
     try:
+        if read_ahead is not None:  # the command's input, read in a forked child while pandas is imported
+            args.ahead = read_ahead(args)
+        import_pandas_without_pyarrow()  # before the command imports pandas (see lean_imports)
         code = args.func(args)
     except EvalkitError as exc:
         print(terminal_safe(redact(f"Error: {exc}")), file=sys.stderr)
@@ -90,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
         code = 130
+    finally:
+        if args.ahead is not None:  # taken, or no longer wanted (the command stopped first): reaped here
+            args.ahead.close()
     if argv is None:  # the command itself, not a caller in the same process
         exit_despite_stray_threads(code)
         exit_without_teardown(code)

@@ -103,14 +103,15 @@ def register(subparsers) -> None:
     parser.set_defaults(func=main, read_ahead=read_document_ahead)
 
 
-def read_document_ahead(args) -> None:
+def read_document_ahead(args):
     """Start reading the document in a forked child (``documents.load_ahead``): ``evalkit.cli.main`` calls this
-    before it imports pandas, and ``_run`` takes the table once the engine is imported. The Spark engine reads
-    its input itself."""
-    if args.engine != "spark":
-        from evalkit.documents.load_ahead import LoadAhead
+    before it imports pandas, keeps the reader as ``args.ahead`` (and closes it at the end), and ``_run`` takes
+    the table once the engine is imported. The Spark engine reads its input itself."""
+    if args.engine == "spark":
+        return None
+    from evalkit.documents.load_ahead import LoadAhead
 
-        args.document_ahead = LoadAhead.start(args.document)
+    return LoadAhead.start(args.document)
 
 
 def parse_seconds(text: str) -> float:
@@ -147,9 +148,6 @@ def main(args) -> int:
     try:
         return _run(args)
     finally:
-        ahead = getattr(args, "document_ahead", None)
-        if ahead is not None:  # a run that stopped before its table: the reader is not left behind
-            ahead.close()
         if was_enabled:
             gc.enable()
 
@@ -183,7 +181,7 @@ def _run(args) -> int:
         )
     path = Path(args.document)
     ci = ci_outputs.prepare(args, "run")
-    ahead = getattr(args, "document_ahead", None)
+    ahead = getattr(args, "ahead", None)  # the document, read ahead (``read_document_ahead``)
     if ahead is not None:  # while the child reads: what the run loads later anyway (the time is free now)
         import tqdm.auto  # noqa: F401 - evaluate's progress bar
 

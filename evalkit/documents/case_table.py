@@ -52,7 +52,7 @@ def load(doc: str | os.PathLike | dict | list, *, validate: bool = True) -> pd.D
 
 
 def table_from_cells(cells: CaseCells) -> pd.DataFrame:
-    """The case table of a document's cells (``case_cells``: read without pandas, maybe in another process)."""
+    """The case table of a document's cells (``case_cells``, read without pandas, maybe elsewhere)."""
     frame = _object_frame(cells.columns, cells.rows)
     frame.insert(0, "item", np.array(cells.item_ids, dtype=np.int64))
     frame.insert(1, "turn", _turns(cells.turns))

@@ -3,11 +3,12 @@ its machinery meanwhile (issue 20: at 100,000 items each took about 0.7 s on one
 
 ``LoadAhead.start(path)`` forks; the child reads, upgrades and validates the document into its cells
 (``case_cells``, which imports neither pandas nor numpy) and pickles them, with the warnings the reading gave,
-into a file in memory (``memfd``) shared with this process, then sends the payload's length down a pipe: 26 MB at
-100,000 items, which a pipe took 0.15 s to carry and memory takes a few milliseconds. ``table()`` returns exactly what ``case_table.load(path)`` returns: it repeats the warnings
-here, raises the child's error for a document with a mistake (the same ``EvalkitError`` that loading here would
-raise), or builds the table from the cells. Fork before pandas is imported: the child then starts small (a
-millisecond to fork) and the two processes share no work.
+into a file in memory (``memfd``) shared with this process, then sends the payload's length down a pipe (26 MB
+at 100,000 items: a pipe took 0.15 s to carry them, memory takes a few milliseconds). ``table()`` returns
+exactly what ``case_table.load(path)`` returns: it repeats the warnings here, raises the child's error for a
+document with a mistake (the same ``EvalkitError`` that loading here would raise), or builds the table from the
+cells. Fork before pandas is imported: the child then starts small (a millisecond to fork) and the two
+processes share no work.
 
 A child that dies, or sends something that cannot be read, costs time and never the run: ``table()`` then loads
 the document here, which also gives an unexpected error its usual traceback. ``close()`` reaps the child,

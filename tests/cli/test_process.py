@@ -90,3 +90,40 @@ def test_free_heap_memory_goes_back_to_the_system():
     trimmed = _run(HEAP, "trimmed").split()
     assert int(held[0]) < 10  # glibc keeps the 60 MB freed...
     assert int(trimmed[0]) >= 40  # ...until it is asked to give them back
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc")
+def test_ctrl_c_while_the_document_is_read_ahead_stops_the_run_cleanly(tmp_path):
+    """Ctrl-C while the command imports pandas and its child reads the document: ``Interrupted.`` and 130, no
+    traceback, and the reading child gone with the command (it printed a traceback before)."""
+    import json
+    import signal
+    import time
+
+    items = [{"prompt": f"question {i}?", "response": "an answer " * 20} for i in range(50_000)]
+    (tmp_path / "doc.json").write_text(json.dumps({"schemaVersion": "1.11.0", "items": items}))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalkit", "run", "doc.json", "--out", "out", "--evaluator", "ExactMatch"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    reader = None
+    deadline = time.monotonic() + 30
+    while reader is None and time.monotonic() < deadline and proc.poll() is None:
+        alive = children.read_text().split() if children.exists() else []
+        reader = int(alive[0]) if alive else None
+        time.sleep(0.005)
+    assert reader is not None, "the command forked no reader"
+    os.kill(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert stderr.strip() == "Interrupted."
+    assert not (tmp_path / "out").exists()
+    time.sleep(0.2)
+    status = Path(f"/proc/{reader}/status")
+    assert not status.exists() or f"PPid:\t{proc.pid}" not in status.read_text()

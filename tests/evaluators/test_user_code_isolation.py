@@ -157,14 +157,21 @@ def test_a_module_that_hangs_at_import_is_an_error_result(tmp_path, way):
 
 
 def _wait_for_worker(proc: subprocess.Popen, way: str) -> None:
-    """Until the evaluator is busy on the hanging row (its worker process started, or a moment passed)."""
+    """Until the evaluator is busy on the hanging row (its worker process started, or a moment passed).
+
+    The worker is the child that stays: the command's first child reads the document (``load_ahead``) and is
+    gone within milliseconds for this document, the worker hangs on its row."""
     deadline = time.monotonic() + 60
     children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    first_seen: dict[str, float] = {}
     while time.monotonic() < deadline:
-        if way == "process" and children.exists() and children.read_text().split():
-            time.sleep(0.3)
-            return
-        if way == "thread" and (proc.poll() is not None or time.monotonic() > deadline - 55):
+        now = time.monotonic()
+        if way == "process" and children.exists():
+            alive = children.read_text().split()
+            first_seen = {pid: first_seen.get(pid, now) for pid in alive}
+            if any(now - seen >= 1.0 for seen in first_seen.values()):
+                return
+        if way == "thread" and (proc.poll() is not None or now > deadline - 55):
             return
         time.sleep(0.05)
 
