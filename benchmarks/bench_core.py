@@ -282,6 +282,8 @@ def main() -> None:
             from evalkit.judges.offline import QUIET_ENVIRONMENT
 
             env = {**os.environ, **QUIET_ENVIRONMENT}  # keep promptflow's telemetry off the network here too
+            # promptflow's exporter leaves a Microsoft-AzureMonitor-* folder in the temporary folder: this one
+            env["TMPDIR"] = str(folder)
             az_wall, az_rss, out = run_measured(
                 [PYTHON, "-c", AZURE_INPROCESS, str(jsonl), str(folder / "azure.json")], cwd=folder, env=env
             )

@@ -204,3 +204,25 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if relative.startswith("spark/") or "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("spark"))
+
+
+_LLM_LIBRARIES = ("promptflow", "azure.ai.evaluation")
+_imports_llm_libraries: dict[str, bool] = {}
+
+
+def pytest_runtest_setup(item):
+    """Before a test whose module imports promptflow or azure-ai-evaluation itself, import promptflow the way
+    evalkit does (``judges.offline.import_promptflow_quietly``): promptflow builds an Azure Monitor exporter on
+    import, which otherwise leaves a ``Microsoft-AzureMonitor-*`` folder in the machine's temporary folder at
+    every test run."""
+    path = str(getattr(item, "fspath", ""))
+    if path not in _imports_llm_libraries:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError:
+            text = ""
+        _imports_llm_libraries[path] = any(name in text for name in _LLM_LIBRARIES)
+    if _imports_llm_libraries[path]:
+        from evalkit.judges.offline import import_promptflow_quietly
+
+        import_promptflow_quietly()

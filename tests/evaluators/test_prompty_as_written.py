@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 import evalkit
+from evalkit.judges.offline import import_promptflow_quietly
 
+import_promptflow_quietly()  # before azure-ai-evaluation is imported below (at collection, before conftest's hook)
 DATA = Path(__file__).parent / "data" / "prompty"
 SITE_PROMPTS = Path(__import__("azure.ai.evaluation", fromlist=["_"]).__file__).parent / "_evaluators"
 
