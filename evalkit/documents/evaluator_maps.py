@@ -53,7 +53,7 @@ ALLOWED_TOOLS_MODES = ("extend", "replace")
 
 def _is_sequence(value: Any) -> bool:
     """A list, a tuple or a numpy array. numpy is not imported for this: an array exists only once something
-    else imported it, and the command line reads documents before numpy is imported (``cli.process``)."""
+    else imported it, and ``evalkit run`` reads its document before numpy is imported (``load_ahead``)."""
     if isinstance(value, (list, tuple)):
         return True
     numpy = sys.modules.get("numpy")

@@ -90,10 +90,13 @@ class LoadAhead:
         if len(header) < _LENGTHS.size:
             raise EOFError("the forked reader stopped before sending the document")
         first, second = _LENGTHS.unpack(header)
-        with mmap.mmap(self.shared, first + second, access=mmap.ACCESS_READ) as shared:
-            kind, value, warned = pickle.loads(shared[:first])
+        with (
+            mmap.mmap(self.shared, first + second, access=mmap.ACCESS_READ) as shared,
+            memoryview(shared) as view,
+        ):
+            kind, value, warned = pickle.loads(view[:first])  # read in place: no copy of the bytes
             if kind == "cells":
-                value.columns.update(pickle.loads(shared[first:]))
+                value.columns.update(pickle.loads(view[first:]))
         return kind, value, warned
 
     def close(self) -> None:

@@ -41,19 +41,13 @@ def _result_codes(results: np.ndarray) -> np.ndarray:
     try:
         codes = np.fromiter(map(_RESULT_CODES.get, values, repeat(_OTHER)), dtype=np.int8, count=len(values))
     except TypeError:  # an unhashable result (a custom evaluator's list, say): asked, with no verdict
-        codes = np.array([_RESULT_CODES.get(v, _OTHER) if _hashable(v) else _OTHER for v in values], np.int8)
+        codes = np.array(
+            [_RESULT_CODES.get(v, _OTHER) if v is None or type(v) is str else _OTHER for v in values], np.int8
+        )
     other = np.flatnonzero(codes == _OTHER)
     if other.size:
         codes[other] = np.where(pd.notna(results[other]), _OTHER, _NOT_ASKED)
     return codes
-
-
-def _hashable(value) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 def apply_statuses(df: pd.DataFrame, keys: list[str]) -> None:

@@ -11,7 +11,7 @@ import os
 import pandas as pd
 
 from evalkit.analysis.summaries import summary
-from evalkit.reporting.page import CSS, page_title, run_figures, write_page
+from evalkit.reporting.page import CSS, PAGE_TEMPLATE, page_title, run_figures, write_page
 from evalkit.reporting.page_data import TEXT_LIMIT
 
 __all__ = ["CSS", "report_title", "write_html"]
@@ -52,5 +52,5 @@ def prepare_page_writer() -> None:
     from evalkit.reporting import chart_specs
     from evalkit.reporting.fragments import environment
 
-    environment().get_template("page.html.j2")
+    environment().get_template(PAGE_TEMPLATE)
     chart_specs.template()

@@ -88,6 +88,10 @@ class Banner:
     text: str
 
 
+#: The page's Jinja2 template (``templates/``).
+PAGE_TEMPLATE = "page.html.j2"
+
+
 def page_title(df: pd.DataFrame, title: str | None = None) -> str:
     """The page title: ``title``, else the document's ``metadata.name``, else the source file name."""
     return str(title) if title else document_title(df)
@@ -335,7 +339,7 @@ def page_parts(
         "first": Markup(FIRST_MARK),
         "data": Markup(DATA_MARK),
     }
-    head, tail = environment().get_template("page.html.j2").render(**context).split(DATA_MARK, 1)
+    head, tail = environment().get_template(PAGE_TEMPLATE).render(**context).split(DATA_MARK, 1)
     return head, tail
 
 
