@@ -1,4 +1,4 @@
-"""``evalkit new NAME [--llm]``: scaffold a working custom evaluator folder."""
+"""``evalkit new NAME [--llm | --span [LEVEL]]``: scaffold a working custom evaluator folder."""
 
 from __future__ import annotations
 
@@ -13,6 +13,16 @@ def register(subparsers) -> None:
         "context",
     )
     parser.add_argument(
+        "--span",
+        nargs="?",
+        const="SESSION",
+        choices=("SESSION", "TRACE", "TOOL_CALL"),
+        metavar="LEVEL",
+        help="an AgentCore span evaluator (a Lambda handler for 'evalkit spans eval' and AWS Lambda) at LEVEL "
+        "(SESSION, TRACE or TOOL_CALL; default SESSION), with events/sample.json to try it with "
+        "'evalkit spans invoke NAME --event ...'",
+    )
+    parser.add_argument(
         "--custom-dir",
         metavar="DIR",
         default="custom-evaluators",
@@ -25,8 +35,16 @@ def register(subparsers) -> None:
 def main(args) -> int:
     from evalkit.evaluators.scaffold import scaffold  # with the command only: importlib.resources, tempfile
 
-    for path in scaffold(args.name, args.custom_dir, llm=args.llm):
+    written = scaffold(args.name, args.custom_dir, llm=args.llm, span_level=args.span)
+    for path in written:
         print(f"Created {path}")
+    if args.span is not None:
+        custom = "" if args.custom_dir == "custom-evaluators" else f" --custom-dir {args.custom_dir}"
+        print(
+            f"Try it: evalkit spans invoke {args.name}{custom} --event {written[-1]}\n"
+            f"Run it over spans: evalkit spans eval SPANS --evaluator {args.name}{custom} --out results/{args.name}"
+        )
+        return 0
     kind = "an LLM judge (needs a judge model configured)" if args.llm else "a code-only evaluator"
     print(f'Reference it as "{args.name}": {{}} in an evaluator map; it is {kind}.')
     return 0

@@ -36,6 +36,7 @@ from evalkit.spans.lambdas.invocation import DEFAULT_TIMEOUT, Caller, LambdaCont
 from evalkit.spans.lambdas.payload import (
     PAYLOAD_LIMIT,
     SessionSpans,
+    describe_target,
     note_truncation,
     payload_head,
     payload_text,
@@ -259,7 +260,7 @@ def _evaluate_one(
     isolated = workers is not None and can_isolate(evaluator)
     try:
         if isolated:
-            fields = workers.call(evaluator, text, timeout, _target(group.id, trace_id, span_id))
+            fields = workers.call(evaluator, text, timeout, describe_target(group.id, trace_id, span_id))
         else:
             context = LambdaContext(evaluator.name, timeout)
             _, fields = caller(_in_thread(evaluator), json.loads(text), context, timeout)
@@ -278,12 +279,3 @@ def _evaluate_one(
 def _in_thread(evaluator: SpanEvaluator):
     function = getattr(evaluator, "function", "lambda_handler")
     return lambda event, context: call_fields(evaluator.handler, event, context, evaluator.path, function)
-
-
-def _target(session_id: str, trace_id: str | None, span_id: str | None) -> str:
-    """What one call evaluates, for error messages: ``session s-1``, ``trace t-1 of session s-1``, ..."""
-    if span_id is not None:
-        return f"span {span_id} of session {session_id}"
-    if trace_id is not None:
-        return f"trace {trace_id} of session {session_id}"
-    return f"session {session_id}"

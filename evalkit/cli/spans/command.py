@@ -32,6 +32,7 @@ from evalkit.analysis.formatting import count, percent
 from evalkit.cli.arguments.paths import output_folder
 from evalkit.cli.run import parse_rate, parse_seconds
 from evalkit.cli.run_options import ci_outputs
+from evalkit.cli.spans.event import register as register_event
 from evalkit.cli.spans.invoke import register as register_invoke
 from evalkit.cli.spans.options import add_custom_dir, add_log_level, add_session_attribute
 from evalkit.cli.spans.package import register as register_package
@@ -39,7 +40,6 @@ from evalkit.cli.spans.serve import register as register_serve
 from evalkit.cli.spans.stream import register as register_stream
 from evalkit.cli.spans.to_document import register as register_to_document
 from evalkit.documents.files.atomic import atomic_write
-from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
 from evalkit.errors import EvalkitError, shown
 
 SHOWN_PROBLEMS = 20
@@ -121,6 +121,7 @@ def register(subparsers) -> None:
     register_package(commands)
     register_stream(commands)
     register_invoke(commands)
+    register_event(commands)
     register_to_document(commands)
 
 
@@ -137,6 +138,7 @@ def main(args) -> int:
     from evalkit.spans import evaluate_spans, load, passing, results_frame, sessions
     from evalkit.spans.evaluation import check_evaluator_count
     from evalkit.spans.evaluator_specs import resolve_span_evaluator
+    from evalkit.spans.llm_judges.ground_truth import read_reference_inputs
     from evalkit.spans.llm_judges.judge_runner import SpanJudges, needs_judges
 
     started = time.perf_counter()
@@ -152,7 +154,7 @@ def main(args) -> int:
             what=f"Span evaluator {llm[0]}",
         )
         args.price = _price(judges, args)  # a bad EVALKIT_PRICES file: exit 3 before any judge call
-    references = _read_references(args.reference_inputs) if args.reference_inputs else None
+    references = read_reference_inputs(args.reference_inputs) if args.reference_inputs else None
     ci = ci_outputs.prepare(args, "spans")
     df = load(args.spans, warn=False, session_attribute=args.session_attribute)
     problems = df.attrs.get("problems", [])
@@ -235,22 +237,6 @@ def _cost(judges, args) -> str:
 
     spent = {"prompt_tokens": judges.tokens["prompt"], "completion_tokens": judges.tokens["completion"]}
     return cost_text(judge_cost(spent, getattr(args, "price", None)))
-
-
-def _read_references(path: str) -> list:
-    if not Path(path).exists():
-        raise EvalkitError(f"{shown(path)}: reference inputs file not found")
-    try:
-        data = parse_json(read_limited(path))
-    except JsonInputError as exc:
-        raise EvalkitError(f"{shown(path)}: the reference inputs are not valid JSON ({exc})") from None
-    if isinstance(data, dict) and isinstance(data.get("evaluationReferenceInputs"), list):
-        data = data["evaluationReferenceInputs"]
-    if not isinstance(data, list):
-        raise EvalkitError(f"{shown(path)}: expected a JSON list of reference inputs")
-    from evalkit.spans.llm_judges.ground_truth import check_reference_inputs
-
-    return check_reference_inputs(data, path)
 
 
 def _write(results: list[dict], frame, out: Path, evaluators) -> tuple[Path, Path]:

@@ -44,7 +44,8 @@ SHARED_FOLDER = "_shared"
 #: The earliest time a zip entry can carry; every entry gets it, so builds do not depend on file times.
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 FILE_MODE = 0o100644
-SKIPPED_DIRS = {"__pycache__"}
+#: ``events/`` holds sample events to try a handler with (``evalkit new NAME --span``), as in AWS's SAM layout.
+SKIPPED_DIRS = {"__pycache__", "events"}
 SKIPPED_SUFFIXES = (".pyc", ".pyo")
 #: ``except`` clauses that make the imports in their ``try`` optional.
 IMPORT_GUARDS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}

@@ -228,3 +228,12 @@ def note_truncation(entry: dict, dropped: int, total: int) -> dict:
         text = entry.get("explanation") or ""
         entry["explanation"] = (text[: EXPLANATION_LIMIT - len(note)] + note).lstrip()
     return entry
+
+
+def describe_target(session_id: str, trace_id: str | None, span_id: str | None) -> str:
+    """What one call evaluates, for messages: ``session s-1``, ``trace t-1 of session s-1``, ..."""
+    if span_id is not None:
+        return f"span {span_id} of session {session_id}"
+    if trace_id is not None:
+        return f"trace {trace_id} of session {session_id}"
+    return f"session {session_id}"

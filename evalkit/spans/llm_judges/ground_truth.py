@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from evalkit.errors import EvalkitError
+from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
+from evalkit.errors import EvalkitError, shown
 
 #: The ground-truth fields of a reference input, in AgentCore's order.
 FIELDS = ("expectedResponse", "assertions", "expectedTrajectory")
@@ -60,6 +62,22 @@ class GroundTruth:
             elif "expectedResponse" in self.session and trace_id == last_trace:
                 values["expectedResponse"] = self.session["expectedResponse"]
         return values, [f for f in FIELDS if f in given]
+
+
+def read_reference_inputs(path: str) -> list[dict]:
+    """A file of AgentCore reference inputs (a list, or ``{"evaluationReferenceInputs": [...]}``), checked;
+    ``EvalkitError`` naming the file when it is missing, not JSON or not such a list."""
+    if not Path(path).exists():
+        raise EvalkitError(f"{shown(path)}: reference inputs file not found")
+    try:
+        data = parse_json(read_limited(path))
+    except JsonInputError as exc:
+        raise EvalkitError(f"{shown(path)}: the reference inputs are not valid JSON ({exc})") from None
+    if isinstance(data, dict) and isinstance(data.get("evaluationReferenceInputs"), list):
+        data = data["evaluationReferenceInputs"]
+    if not isinstance(data, list):
+        raise EvalkitError(f"{shown(path)}: expected a JSON list of reference inputs")
+    return check_reference_inputs(data, path)
 
 
 def check_reference_inputs(references: Any, where: str = "") -> list[dict]:
