@@ -4,7 +4,9 @@
 ``samples`` (K), ``passShare``, ``flipped``, ``scores`` and ``passRule`` (:mod:`evalkit.evaluators.llm_judges.samples`).
 The page embeds them per evaluator as the column ``e<k>.samples`` (beside ``e<k>.result``), one entry per row:
 ``{"p": pass share, "n": K, "f": 1 when the judgments flipped between pass and fail, "s": the scores in sample
-order, "r": the pass rule}``, or ``null`` for a row judged once (or not at all). The column is left out when no
+order, "v": each judgment's verdict (1 pass, 0 fail, beside its score), "m": each judgment's reason, "r": the
+pass rule}``, or ``null`` for a row judged once (or not at all). ``v`` and ``m`` are left out when the details do
+not carry them (a run written before they were kept) or do not match the scores one for one. The column is left out when no
 row of the evaluator was sampled, so a run without ``--samples`` pays nothing. The page's script marks a
 flipped row's chip (``flaky 67%``), lists ``<evaluator>: flaky`` in the evaluator filter, makes ``flaky``
 findable by the search, and shows the judgments in the item view. Values are data only: the script inserts
@@ -25,6 +27,8 @@ import pandas as pd
 
 #: At most this many scores per row are embedded (a run with more samples shows the first ones).
 SCORES_LIMIT = 50
+#: Each judgment's reason is embedded up to this many characters.
+REASON_LIMIT = 500
 
 
 def sample_column(df: pd.DataFrame, key: str) -> list[dict[str, Any] | None] | None:
@@ -50,13 +54,19 @@ def _entry(details: Any) -> dict[str, Any] | None:
         return None
     scores = details.get("scores")
     rule = details.get("passRule")
-    return {
+    entry = {
         "p": round(share, 4),
         "n": int(samples),
         "f": 1 if details.get("flipped") is True else 0,
         "s": [_number(s) for s in scores[:SCORES_LIMIT]] if isinstance(scores, list) else [],
         "r": rule[:20] if isinstance(rule, str) else None,
     }
+    verdicts, reasons = details.get("verdicts"), details.get("reasons")
+    if isinstance(verdicts, list) and isinstance(scores, list) and len(verdicts) == len(scores):
+        entry["v"] = [1 if v == "pass" else 0 for v in verdicts[:SCORES_LIMIT]]
+        if isinstance(reasons, list) and len(reasons) == len(scores):
+            entry["m"] = [r[:REASON_LIMIT] if isinstance(r, str) else "" for r in reasons[:SCORES_LIMIT]]
+    return entry
 
 
 def _number(value: Any) -> float | int | None:

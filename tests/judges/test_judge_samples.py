@@ -11,6 +11,7 @@ import shutil
 import threading
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 import evalkit
@@ -61,7 +62,9 @@ def judged(project, model_server, monkeypatch):
     return doc
 
 
-def test_samples_report_pass_share_flips_and_gate_by_the_pass_rule(judged, model_server, project, capsys):
+def test_samples_report_pass_share_flips_and_gate_by_the_pass_rule(
+    judged, model_server, project, capsys, upstream_schema
+):
     out = project.root / "all"
     code = main(
         ["run", str(judged), "--out", str(out), "--samples", "3", "--fail-under", "1", "--concurrency", "1"]
@@ -73,7 +76,9 @@ def test_samples_report_pass_share_flips_and_gate_by_the_pass_rule(judged, model
         "professional_tone 1\n" in printed
     )
     assert model_server.request_count == 2 * 2 * 3  # rows x judges x samples
-    items = json.loads((out / "results.json").read_text())["items"]
+    document = json.loads((out / "results.json").read_text())
+    jsonschema.Draft202012Validator(upstream_schema).validate(document)  # the judgments' lists included
+    items = document["items"]
     steady, flaky = items[0]["scores"], items[1]["scores"]
     assert steady["relevance"]["passShare"] == 1.0 and steady["relevance"]["flipped"] is False
     for key in ("relevance", "professional_tone"):
@@ -81,6 +86,8 @@ def test_samples_report_pass_share_flips_and_gate_by_the_pass_rule(judged, model
         assert entry["scores"] == [5.0, 1.0, 5.0] and entry["samples"] == 3, entry
         assert entry["passShare"] == round(2 / 3, 6) and entry["flipped"] is True
         assert entry["result"] == "fail" and entry["passRule"] == "all"
+        assert entry["verdicts"] == ["pass", "fail", "pass"]  # each judgment's, beside its score
+        assert len(entry["reasons"]) == 3 and all(isinstance(r, str) for r in entry["reasons"])
         assert entry["score" if key == "relevance" else key] == 5.0  # the median judgment's score
     assert "1 flaky row over 3 samples" in (out / "report.html").read_text()
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from evalkit.reporting.page_data import page_columns
-from evalkit.reporting.page_samples import SCORES_LIMIT, sample_column
+from evalkit.reporting.page_samples import REASON_LIMIT, SCORES_LIMIT, sample_column
 
 EVALUATORS = [{"key": "relevance", "name": "Relevance"}]
 
@@ -52,3 +52,24 @@ def test_junk_details_are_bounded_or_dropped():
     assert column[:2] == [None, None]
     last = column[2]
     assert last["f"] == 0 and len(last["s"]) == SCORES_LIMIT and len(last["r"]) == 20
+
+
+def test_each_judgment_s_verdict_and_reason_are_embedded_beside_its_score():
+    """The item view lists every judgment (verdict, score, reason); a run written before verdicts were kept, or
+    details whose lists do not match the scores one for one, embed the scores alone."""
+    kept = {
+        "samples": 3,
+        "passShare": 2 / 3,
+        "flipped": True,
+        "scores": [5, 1, 5],
+        "verdicts": ["pass", "fail", "pass"],
+        "reasons": ["fine", "x" * 900, None],
+        "passRule": "all",
+    }
+    older = {"samples": 2, "passShare": 1.0, "flipped": False, "scores": [4, 4], "passRule": "all"}
+    skewed = {**kept, "verdicts": ["pass"], "reasons": ["only one"]}
+    entries = sample_column(_table([kept, older, skewed]), "relevance")
+    assert entries[0]["v"] == [1, 0, 1]
+    assert entries[0]["m"] == ["fine", "x" * REASON_LIMIT, ""]
+    assert "v" not in entries[1] and "m" not in entries[1]
+    assert "v" not in entries[2] and "m" not in entries[2]

@@ -9,8 +9,11 @@ K result frames into the row's result:
 - the score: the median of the judgments' scores (the lower middle one: a score a judgment gave), the reason of
   the judgment that gave it;
 - ``details`` (written into the results.json entry): ``samples`` (K), ``passShare`` (passed / judgments with a
-  verdict), ``flipped`` (some passed and some failed), ``scores`` (in sample order), ``passRule``, and
-  ``sampleErrors`` when some judgments failed; a row whose every judgment failed is the first one's error.
+  verdict), ``flipped`` (some passed and some failed), ``scores`` (in sample order), ``verdicts`` (each
+  judgment's ``pass`` / ``fail``, beside its score), ``reasons`` (each judgment's reason, cut at
+  ``REASON_LIMIT`` characters: the report's item view lists every judgment, so a reader sees why they
+  differ), ``passRule``, and ``sampleErrors`` when some judgments failed; a row whose every judgment failed is
+  the first one's error.
 
 A run whose evaluators are all code (no LLM judge) has nothing to sample: it warns and records no samples.
 
@@ -32,6 +35,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 PASS_RULES = ("all", "majority")
+#: Each judgment's reason is kept up to this many characters in ``details["reasons"]`` (the row's own reason,
+#: the median judgment's, is kept whole in its reason column).
+REASON_LIMIT = 500
 DEFAULT_PASS_RULE = "all"
 
 
@@ -77,6 +83,8 @@ def _combined_row(columns: dict, row: int, judged: list[int], results: list, rul
             "passShare": round(passed / len(judged), 6),
             "flipped": 0 < passed < len(judged),
             "scores": [_plain(s) for s in scores],
+            "verdicts": [results[s] for s in judged],
+            "reasons": [_cut(columns["reason"][s][row]) for s in judged],
             "passRule": rule,
         }
     )
@@ -95,6 +103,11 @@ def _combined_row(columns: dict, row: int, judged: list[int], results: list, rul
 
 def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
+
+
+def _cut(reason: Any) -> str:
+    text = reason if isinstance(reason, str) else ""
+    return text if len(text) <= REASON_LIMIT else text[: REASON_LIMIT - 1] + "\u2026"
 
 
 def judged_k_times(

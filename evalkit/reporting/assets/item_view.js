@@ -92,6 +92,26 @@
     return box;
   }
 
+  /* Every judgment of a row judged K times, in sample order: its verdict, score and reason. The ones that went
+     the other way from most judgments (on a tie: from the row's verdict) are the flipped ones, highlighted. */
+  function judgments(judged, result) {
+    if (!judged.v || !judged.v.length) { return null; }
+    var passed = judged.v.reduce(function (a, b) { return a + b; }, 0), n = judged.v.length;
+    var odd = passed * 2 < n ? 1 : passed * 2 > n ? 0 : (result === "pass" ? 0 : 1);
+    var list = el("ol", "iv-judgments");
+    judged.v.forEach(function (verdict, j) {
+      var flipped = judged.f && verdict === odd;
+      var item = el("li", "iv-judgment" + (flipped ? " flipped" : ""));
+      item.appendChild(el("span", "iv-j-verdict " + (verdict ? "pass" : "fail"), verdict ? "pass" : "fail"));
+      item.appendChild(el("span", "iv-j-score", "score " + fmt(judged.s[j])));
+      if (flipped) { item.appendChild(el("span", "iv-j-flip", "flipped")); }
+      var reason = judged.m && judged.m[j];
+      if (reason) { item.appendChild(el("span", "iv-j-reason", reason)); }
+      list.appendChild(item);
+    });
+    return list;
+  }
+
   function evaluatorTable(i) {
     var table = el("table", "iv-evals");
     var head = el("tr");
@@ -109,7 +129,11 @@
       tr.appendChild(el("td", "num", fmt(value(pre + "threshold", i))));
       var cell = el("td");
       var judged = value(pre + "samples", i);  /* --samples K: every judgment, flaky or not */
-      if (judged) { cell.appendChild(el("div", "iv-samples" + (judged.f ? " flaky" : ""), page.samplesText(judged))); }
+      if (judged) {
+        cell.appendChild(el("div", "iv-samples" + (judged.f ? " flaky" : ""), page.samplesText(judged)));
+        var list = judgments(judged, result);
+        if (list) { cell.appendChild(list); }
+      }
       if (cols[pre + "reason"][i]) { cell.appendChild(el("div", "iv-text", cols[pre + "reason"][i])); }
       if (cols[pre + "error"][i]) { cell.appendChild(el("div", "err", cols[pre + "error"][i])); }
       tr.appendChild(cell);

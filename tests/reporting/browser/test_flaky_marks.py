@@ -25,10 +25,17 @@ from evalkit.testing import ModelServer
 pytestmark = pytest.mark.slow  # an LLM-judged CLI run (3 samples) plus a browser
 
 HOSTILE = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>'
+#: Readable items first (the README's screenshots show them), the hostile one last: its prompt, response and
+#: reasons carry HTML and script, which the page must show as text.
 ITEMS = [{"prompt": f"Steady question {n}?", "response": f"A steady answer {n}."} for n in range(6)] + [
-    {"prompt": f"Flaky question {HOSTILE}?", "response": f"A flaky answer {HOSTILE}."},
-    {"prompt": "Another flaky question?", "response": "Another flaky answer."},
+    {"prompt": "Is the refund window 30 days for flaky orders?", "response": "Yes, 30 days from delivery."},
+    {"prompt": f"Another flaky question {HOSTILE}?", "response": f"Another flaky answer {HOSTILE}."},
 ]
+#: What a flaky judgment says, judgment after judgment (a hostile one for the hostile item).
+REASONS = {
+    5: "The answer states the 30-day window directly.",
+    1: "The answer does not say which orders qualify.",
+}
 #: The scores a judge gives a flaky item, judgment after judgment, per item and judge.
 FLAKY = [5, 1, 5]
 
@@ -51,7 +58,9 @@ class Judge:
         with self.lock:
             n = self.asked.get(which, 0)
             self.asked[which] = n + 1
-        return {"score": FLAKY[n % len(FLAKY)], "reason": f"judgment {n} {HOSTILE}"}
+        score = FLAKY[n % len(FLAKY)]
+        reason = f"judgment {n} {HOSTILE}" if which[1] == "Another" else REASONS[score]
+        return {"score": score, "reason": reason}
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +75,7 @@ def sampled_run(tmp_path_factory):
         json.dumps(
             {
                 "schemaVersion": "1.11.0",
-                "metadata": {"name": f"Flaky judges {HOSTILE}"},
+                "metadata": {"name": "Flaky judges"},
                 "default_evaluators": {"Relevance": {}, "professional_tone": {}},
                 "items": ITEMS,
             }
@@ -118,12 +127,16 @@ def test_flaky_items_are_marked_with_their_pass_share(open_page, sampled_run):
     assert "flaky: 2 of 3 judgments passed (66.7%), scores 5, 1, 5; pass rule: all" in tip
     assert _outside_their_cell(page) == [] and overflowing(page, "#items-body .chip") == []
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.evaluate("document.getElementById('items-heading').scrollIntoView()")
-    page.screenshot(path=SCREENSHOTS / "report-flaky-items.png")
+    # the README's picture: the heading down to the readable flaky item #6 (the hostile #7 stays out of it)
+    page.set_viewport_size({"width": 1280, "height": 2000})
+    top = page.locator("#items-heading").bounding_box()
+    last = page.locator("#items-body tr").nth(6).bounding_box()
+    clip = {"x": 0, "y": top["y"] - 8, "width": 1280, "height": last["y"] + last["height"] - top["y"] + 16}
+    page.screenshot(path=SCREENSHOTS / "report-flaky-items.png", clip=clip, full_page=True)
     # the hostile prompt, response and reasons are text, never markup; the title was not changed by them
-    assert HOSTILE in page.locator("#items-body td.prompt").nth(6).inner_text()
+    assert HOSTILE in page.locator("#items-body td.prompt").nth(7).inner_text()
     assert page.locator("#items-body img, #items-body script").count() == 0
-    assert page.title() == f"Flaky judges {HOSTILE}"
+    assert page.title() == "Flaky judges"  # the hostile texts changed nothing
     assert watched.problems() == []
 
 
@@ -159,9 +172,23 @@ def test_the_item_view_shows_every_judgment(open_page, sampled_run):
     lines = view.locator(".iv-samples").all_inner_texts()
     assert lines == ["flaky: 2 of 3 judgments passed (66.7%), scores 5, 1, 5; pass rule: all"] * 2, lines
     assert view.locator(".iv-samples.flaky").count() == 2
-    assert HOSTILE in view.locator(".iv-evals").inner_text()  # the reason, as text
-    assert view.locator("img, script").count() == 0
+    # every judgment, in sample order, with its verdict, score and reason; the one that went the other way
+    # from most judgments is highlighted as flipped
+    for judge in range(2):
+        listed = view.locator(".iv-judgments").nth(judge).locator(".iv-judgment")
+        assert listed.count() == 3
+        assert listed.locator(".iv-j-verdict").all_inner_texts() == ["pass", "fail", "pass"]
+        assert listed.locator(".iv-j-score").all_inner_texts() == ["score 5", "score 1", "score 5"]
+        assert [listed.nth(j).get_attribute("class") for j in range(3)] == [
+            "iv-judgment", "iv-judgment flipped", "iv-judgment",
+        ]  # fmt: skip
+        assert listed.nth(1).locator(".iv-j-reason").inner_text() == REASONS[1]
+    view.scroll_into_view_if_needed()
     page.screenshot(path=SCREENSHOTS / "report-flaky-item-view.png")
+    page.goto(page.url.split("#")[0] + "#item-7")
+    page.wait_for_function("document.querySelectorAll('#item-view .iv-judgment').length === 6")
+    assert HOSTILE in view.locator(".iv-evals").inner_text()  # the hostile reasons, as text
+    assert view.locator("img, script").count() == 0
     page.goto(page.url.split("#")[0] + "#item-0")
     view.locator(".iv-samples").first.wait_for()
     assert (
