@@ -72,6 +72,9 @@ def test_notebook_runs_with_its_defaults(notebook, where, project, tmp_path):
         assert "text/html" not in data  # the static copy is an output of its own, which nbconvert shows
         assert "evalkit-widget-snapshot" in copy["text/html"]
     if notebook.stem == "judge_studio":
+        shown = printed(executed)
+        assert re.search(r"3 jurors \(median\): Krippendorff's alpha [\d.]+ on scores, \d+ of 11 rows split", shown)
+        assert re.search(r"Pairwise version B \(B\) vs demo.json \(A\): B wins [1-9]", shown)
         assert len(widgets) == 2  # the studio and the labelling widget
         (studio, studio_copy), (labelling, labelling_copy) = widgets
         assert "hr_answer_quality" in studio_copy["text/html"] and "v2_score" in studio_copy["text/html"]
@@ -81,6 +84,15 @@ def test_notebook_runs_with_its_defaults(notebook, where, project, tmp_path):
         assert labelling["text/plain"].startswith("<LabellingWidget 'hr_answer_quality'")
         if where == "project folder":
             exported_html_shows_the_static_copies(tmp_path / notebook.name)
+
+
+def printed(executed) -> str:
+    """What the executed notebook's cells printed or showed as text."""
+    texts = []
+    for cell in executed.cells:
+        for output in cell.get("outputs", []):
+            texts.append(output.get("text") or (output.get("data") or {}).get("text/plain") or "")
+    return "\n".join(texts)
 
 
 def widget_outputs(executed) -> list[tuple[dict, dict]]:
