@@ -72,7 +72,7 @@ def test_generated_document_streams_the_same_files_in_small_chunks(
 
 def test_parquet_case_table_gives_results_parquet_and_the_gate(spark, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(REPO)
-    from evalkit.spark.batch import load
+    from evalkit.spark.batch import frame_meta, load
 
     table = tmp_path / "cases.parquet"
     load(spark, DEMO).write.parquet(str(table))
@@ -86,7 +86,7 @@ def test_parquet_case_table_gives_results_parquet_and_the_gate(spark, tmp_path, 
     assert list(got["status"]) == list(expected["status"])
     assert list(got["partialMatch"].fillna(-1)) == list(expected["partialMatch"].fillna(-1))
     back = spark.read.parquet(str(out / "results.parquet"))  # the run describes itself in the Parquet schema
-    assert [s["key"] for s in back.schema["status"].metadata["evalkit"]["scored"]][:2] == [
+    assert [s["key"] for s in frame_meta(back)["scored"]][:2] == [
         "forbidden_terms",
         "answer_length",
     ]
