@@ -114,3 +114,18 @@ def test_partial_counts_the_rows_asked_whose_status_is_partial(scored, tmp_path)
         for row in page.select("table.summary tbody tr")
     }
     assert shown == {**expected, "row status": 1}
+
+
+def test_judge_usage_reads_the_same_after_every_judging_command():
+    """run, spans eval, compare --pairwise and align print what the judge spent with judge_usage."""
+    from evalkit.analysis.formatting import judge_usage
+    from evalkit.cli.arguments.judge_cost import judge_line
+
+    spent = {"calls": 1234, "cache_hits": 5678, "prompt_tokens": 18486, "completion_tokens": 803}
+    assert judge_usage({**spent, "cost": {"usd": 0.0016}}) == (
+        "1,234 calls, 5,678 from cache, 18,486 prompt + 803 completion tokens, $0.0016"
+    )
+    assert judge_usage({**spent, "calls": 1, "cost": None}) == (
+        "1 call, 5,678 from cache, 18,486 prompt + 803 completion tokens, price not set"
+    )
+    assert judge_line({**spent, "model": "M", "cost": None}) == "Judge: M: " + judge_usage(spent)
