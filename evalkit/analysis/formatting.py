@@ -7,6 +7,10 @@ Two rules, in one place so every surface says a number the same way:
 * a count goes with its noun in the right number (``1 row``, ``3 rows``, ``0 errors``), with thousands
   separators.
 
+What a judge spent reads the same after every command that calls one (``run``, ``spans eval``, ``compare
+--pairwise``, ``align``): :func:`judge_usage`, ``22 calls, 0 from cache, 18,486 prompt + 803 completion tokens,
+$0.0016``.
+
 The report page's script (``reporting/assets/run_page.js``) carries its own copy of the plural rule, since
 it runs in the browser.
 """
@@ -45,6 +49,24 @@ def count(n: int, noun: str, plural_form: str | None = None) -> str:
     """``n`` and its noun: ``count(1, "row")`` → ``"1 row"``, ``count(1200, "row")`` → ``"1,200 rows"``."""
     n = int(n)
     return f"{n:,} {plural(n, noun, plural_form)}"
+
+
+def judge_usage(spent: Any) -> str:
+    """What a judge spent, the one way every command prints it: ``22 calls, 0 from cache, 18,486 prompt + 803
+    completion tokens, $0.0016`` (``price not set`` without a price). ``spent`` holds ``calls`` (requests the
+    model received, retries included), ``cache_hits``, ``prompt_tokens``, ``completion_tokens`` and ``cost``
+    (the ``{"usd": ...}`` of :func:`evalkit.judges.prices.judge_cost`, or None)."""
+    from evalkit.judges.prices import cost_text
+
+    def number(key: str) -> int:
+        value = spent.get(key) if isinstance(spent, dict) else None
+        return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+    return (
+        f"{count(number('calls'), 'call')}, {number('cache_hits'):,} from cache, "
+        f"{number('prompt_tokens'):,} prompt + {number('completion_tokens'):,} completion tokens, "
+        f"{cost_text(spent.get('cost') if isinstance(spent, dict) else None)}"
+    )
 
 
 def score(value: Any, missing: str = NOT_A_RATE) -> str:

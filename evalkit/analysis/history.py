@@ -14,6 +14,11 @@ the judge (0 without one), ``judge_calls`` (requests sent, retries included) and
 judge ran or its price was not set: ``EVALKIT_PRICES`` / ``--price``), then ``samples`` (judgments per row:
 ``--samples K``, 1 for a run judged once), ``pass_rule`` (None) and ``flaky_rows`` (``<NA>``) for a run judged once. A folder that holds no run is a user mistake; a results.json that cannot be read is
 skipped with a warning naming it.
+
+The results of ``evalkit spans eval`` (span evaluations: no items, no document) are not rows of this table:
+they are listed apart in ``table.attrs["span_runs"]``, one dict each with ``run``, ``results``, ``passed``,
+``failed``, ``errors`` and ``pass_rate`` (:func:`evalkit.analysis.span_runs.span_run_counts`), and
+``evalkit runs`` prints them under their own heading.
 """
 
 from __future__ import annotations
@@ -26,7 +31,9 @@ from pathlib import Path
 import pandas as pd
 
 from evalkit.analysis.run_identity import run_identity
+from evalkit.analysis.span_runs import span_run_counts
 from evalkit.analysis.summaries import STATUS_ROW, summary
+from evalkit.documents.versions import SpanRunError
 from evalkit.errors import DocumentError, EvalkitError, shown
 
 __all__ = ["FIXED_COLUMNS", "runs"]
@@ -112,16 +119,19 @@ def runs(
         raise DocumentError(f"{root}: not a folder; give the folder that holds your runs (e.g. results)")
     files = sorted(root.rglob("results.json"), key=lambda p: p.stat().st_mtime)[-MAX_RUNS:]
     skip = Path(current_dir).resolve() if current is not None and current_dir is not None else None
-    rows = []
+    rows, span_runs = [], []
     for file in files:
         if skip is not None and file.parent.resolve() == skip:
             continue
+        name = file.parent.relative_to(root).as_posix() if file.parent != root else root.name
         try:
             df = read_run(file, validate=False)
+        except SpanRunError:
+            span_runs.append({"run": name, **span_run_counts(file)})
+            continue
         except EvalkitError as exc:
             warnings.warn(f"{shown(file)}: skipped, not a readable run ({exc})", stacklevel=2)
             continue
-        name = file.parent.relative_to(root).as_posix() if file.parent != root else root.name
         rows.append(_row(df, name))
     if current is not None:
         here = Path(current_dir) if current_dir is not None else Path("(this run)")
@@ -133,9 +143,13 @@ def runs(
         row["time"] = pd.Timestamp.now(tz="UTC").floor("s")  # it is being written now: the newest run
         rows.append(row)
     if not rows:
+        spans = (
+            f" (only span evaluations of 'evalkit spans eval': {', '.join(r['run'] for r in span_runs)})"
+            if span_runs
+            else " (no results.json below it)"
+        )
         raise DocumentError(
-            f"{root}: no run found (no results.json below it); write runs with 'evalkit run DOC --out "
-            f"{root}/<name>'"
+            f"{root}: no run found{spans}; write runs with 'evalkit run DOC --out {root}/<name>'"
         )
     table = pd.DataFrame(rows)
     evaluators = [c for c in table.columns if c.startswith("pass_rate:")]
@@ -149,4 +163,5 @@ def runs(
     ]
     table = table[ordered].sort_values("time", kind="stable", na_position="first").reset_index(drop=True)
     table["flaky_rows"] = table["flaky_rows"].astype("Int64")  # <NA> for a run judged once
+    table.attrs["span_runs"] = span_runs
     return table

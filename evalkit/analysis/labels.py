@@ -91,8 +91,10 @@ def label_matches(label: Mapping[str, Any], prompt: Any) -> bool:
     return _missing(stored) or stored == prompt_fingerprint(prompt)
 
 
-def labels_path(document: Any) -> Path:
-    """Where the labels of ``document`` live: ``<folder>/<stem>.labels.json`` beside the document file.
+def labels_path(document: Any, folder: str | os.PathLike | None = None) -> Path:
+    """Where the labels of ``document`` live: ``<folder>/<stem>.labels.json``, beside the document file unless
+    ``folder`` is given (a notebook keeps them in its output folder). The labelling widget, the judge studio's
+    "Align to labels" and :meth:`Labels.for_document` all find a document's labels through this function.
 
     ``document`` is the document's path or a case table loaded from it (its ``attrs["evalkit"]["source"]``).
     A table built in memory has no file to sit beside: pass an explicit path to :class:`Labels` instead.
@@ -107,9 +109,9 @@ def labels_path(document: Any) -> Path:
                 "give the labels file path, e.g. Labels.load('my.labels.json', missing_ok=True)"
             )
     path = Path(source)
-    if path.name.endswith(LABELS_SUFFIX):
-        return path
-    return path.with_name(path.stem + LABELS_SUFFIX)
+    if not path.name.endswith(LABELS_SUFFIX):
+        path = path.with_name(path.stem + LABELS_SUFFIX)
+    return path if folder is None else Path(folder) / path.name
 
 
 def _now() -> str:

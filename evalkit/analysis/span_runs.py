@@ -27,7 +27,14 @@ import pandas as pd
 
 from evalkit.errors import EvalkitError
 
-__all__ = ["SPAN_SOURCE", "read_span_results", "span_case_table", "span_case_tables", "target_text"]
+__all__ = [
+    "SPAN_SOURCE",
+    "read_span_results",
+    "span_case_table",
+    "span_case_tables",
+    "span_run_counts",
+    "target_text",
+]
 
 #: ``attrs["evalkit"]["source"]`` of a span run's case table: how the CI outputs tell it from a document's run.
 SPAN_SOURCE = "<spans>"
@@ -56,6 +63,22 @@ def read_span_results(folder: str | os.PathLike) -> tuple[list[dict], dict[str, 
         )
     rules = data.get("passingLabels") if isinstance(data.get("passingLabels"), dict) else {}
     return [e for e in data["evaluationResults"] if isinstance(e, dict)], rules
+
+
+def span_run_counts(folder: str | os.PathLike) -> dict[str, Any]:
+    """``results``, ``passed``, ``failed``, ``errors`` and ``pass_rate`` (passed / results, as ``spans eval``
+    prints it; NaN without results) of a ``spans eval --out`` folder, each entry judged by its evaluator's
+    passing rule: how ``evalkit runs`` lists a span run next to the document runs."""
+    entries, rules = read_span_results(folder)
+    results = [_result(entry, rules) for entry in entries]
+    total = len(results)
+    return {
+        "results": total,
+        "passed": results.count("pass"),
+        "failed": results.count("fail"),
+        "errors": results.count("error"),
+        "pass_rate": results.count("pass") / total if total else float("nan"),
+    }
 
 
 def _level(entry: dict) -> str:

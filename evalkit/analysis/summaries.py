@@ -10,6 +10,9 @@ Counting rules:
 * ``pass_rate`` of an evaluator is ``passed / (passed + failed)``: errored rows are **excluded from the rate**
   and counted apart in ``errored``, because an error says nothing about the agent's answer (a judge timeout is
   not a failed answer). It is NaN when nothing passed or failed.
+* ``partial`` counts, as in every line, the rows of ``asked`` whose row ``status`` is ``partial`` (the response
+  was obtained but some evaluator failed to run, :mod:`evalkit.documents.statuses`): for an evaluator, the rows
+  it was asked on whose verdict is incomplete, whether it or another evaluator failed to run there.
 * The last row, ``"(status)"``, summarises the row ``status`` instead: ``asked`` is the number of rows,
   ``partial`` the rows with status ``partial`` and ``pass_rate`` is ``passed / rows`` (every row counts here,
   errored and partial ones included, since the row status is the verdict on the whole row).
@@ -110,8 +113,8 @@ class SummaryTable(pd.DataFrame):
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """One row per scored evaluator (index = its name, in run order) plus a final ``"(status)"`` row.
 
-    Columns are :data:`SUMMARY_COLUMNS`: ``asked``, ``passed``, ``failed``, ``errored``, ``partial`` (always 0
-    for evaluators), ``pass_rate`` (errors excluded, see the module docstring) and ``mean_score`` (mean of the
+    Columns are :data:`SUMMARY_COLUMNS`: ``asked``, ``passed``, ``failed``, ``errored``, ``partial`` (of the rows
+    asked, those with row status partial), ``pass_rate`` (errors excluded, see the module docstring) and ``mean_score`` (mean of the
     numeric scores of the rows that asked; exactMatch's booleans count as 0/1; NaN for the status row).
 
     The frame is a :class:`SummaryTable`: the values are numbers, displayed as percentages and rounded
@@ -120,6 +123,11 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     ``status`` column either.
     """
     rows: dict[str, dict[str, Any]] = {}
+    partial_rows = (
+        df["status"].to_numpy(dtype=object) == "partial"
+        if "status" in df.columns
+        else np.zeros(len(df), dtype=bool)
+    )
     for ev in scored_evaluators(df):
         key = ev["key"]
         result_col = f"{key}_result"
@@ -142,7 +150,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
             "passed": passed,
             "failed": failed,
             "errored": errored,
-            "partial": 0,
+            "partial": int(np.count_nonzero(asked_mask & partial_rows)),
             "pass_rate": _rate(passed, passed + failed),
             "mean_score": mean,
         }

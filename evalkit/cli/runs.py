@@ -3,7 +3,9 @@
 Prints one line per run: time, folder, document and the first 12 characters of its sha256, evalkit version,
 judge model, rows, the row pass rate and each evaluator's, the judge's tokens, calls and cost ("price not set"
 when the run's judge model had no price) and, when some run judged each row K times (``--samples K``),
-``samples`` (``3 (all)``: K and the pass rule) and ``flaky_rows``. Exit 0, or 2 when DIR holds no run.
+``samples`` (``3 (all)``: K and the pass rule) and ``flaky_rows``. The results of ``evalkit spans eval`` below
+DIR follow under their own heading (folder, results, pass rate, errors): they have no document or items to put
+in the table. Exit 0, or 2 when DIR holds no run of a document.
 """
 
 from __future__ import annotations
@@ -55,6 +57,19 @@ def _samples_shown(shown):
     return shown.drop(columns=["pass_rule"])
 
 
+def _print_span_runs(span_runs: list[dict]) -> None:
+    """The span evaluations found next to the runs (``evalkit spans eval --out``), one line each."""
+    import pandas as pd
+
+    if not span_runs:
+        return
+    print()
+    print("Span evaluations (evalkit spans eval):")
+    table = pd.DataFrame(span_runs)[["run", "results", "pass_rate", "errors"]]
+    table["pass_rate"] = [_rate(v) for v in table["pass_rate"]]
+    print(table.to_string(index=False))
+
+
 def main(args) -> int:
     from evalkit.analysis.history import runs
 
@@ -74,6 +89,7 @@ def main(args) -> int:
     shown = _samples_shown(shown)
     shown = shown.rename(columns={c: c.split(":", 1)[1] for c in shown.columns if c.startswith("pass_rate:")})
     print(shown.fillna("").to_string(index=False))
+    _print_span_runs(table.attrs.get("span_runs") or [])
     if args.csv:
         from evalkit.documents.encoding.csv_cells import write_frame
 

@@ -20,7 +20,14 @@ import pandas as pd
 from evalkit.documents.columns import score_column
 from evalkit.documents.encoding.json_items import encode_items, json_encoder
 
-__all__ = ["collection", "iter_score_collections", "results_metadata", "score_chunks", "write_document"]
+__all__ = [
+    "collection",
+    "entry_score",
+    "iter_score_collections",
+    "results_metadata",
+    "score_chunks",
+    "write_document",
+]
 
 ERROR_PREFIX = "Evaluator failed: "
 
@@ -92,8 +99,7 @@ def collection(columns: list, row: int, with_codes: bool) -> dict:
             if with_codes and codes[row]:
                 entry["code"] = UPSTREAM_CODES.get(codes[row], codes[row])
         else:
-            score = scores[row]
-            entry = {field: int(score) if field == "count" else score, "result": result}
+            entry = {field: entry_score(field, scores[row]), "result": result}
             if thresholds is not None:
                 entry["threshold"] = thresholds.get(limits[row])
             if reasons[row].__class__ is str:
@@ -102,6 +108,12 @@ def collection(columns: list, row: int, with_codes: bool) -> dict:
                 entry.update(details[row])
         collection[key] = entry
     return collection
+
+
+def entry_score(field: str, score):
+    """A valid entry's score as results.json holds it: a Citations ``count`` as an integer, others as scored.
+    Surfaces that print a score (the JUnit file) print this value, so they say what results.json says."""
+    return int(score) if field == "count" else score
 
 
 def _python_values(values: np.ndarray) -> list:

@@ -178,17 +178,17 @@ def read_run(path: str | os.PathLike, *, validate: bool | None = None) -> pd.Dat
     by evalkit are valid, so the default costs nothing on them.
 
     Raises :class:`~evalkit.errors.DocumentError` (a user mistake, exit code 2) when the path does not exist,
-    the JSON is not a document, or no row has a ``status`` (an eval document that was never run).
+    the JSON is not a document, or no row has a ``status`` (an eval document that was never run); its subclass
+    :class:`~evalkit.documents.versions.SpanRunError` when the file is the results of ``evalkit spans eval``.
     """
     file = results_file(path)
-    if validate is not None:
-        return _read(file, validate=validate)
     try:
-        return _read(file, validate=False)
+        return _read(file, validate=bool(validate))
     except DocumentError:
         raise
     except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
-        _read(file, validate=True)  # raises DocumentError naming what is wrong, when the schema knows
+        if validate is None:
+            _read(file, validate=True)  # raises DocumentError naming what is wrong, when the schema knows
         raise DocumentError(
             f"{shown(file)}: cannot be read as the results of a run ({type(exc).__name__}: {exc})"
         ) from None

@@ -17,7 +17,11 @@ from itertools import repeat
 import numpy as np
 import pandas as pd
 
-NO_RESPONSE_CODE = "agentRequestFailed"
+#: The code of a row with no response when no agent was run: nothing was asked, so none of the upstream agent
+#: codes (``agentRequestFailed``: "an agent request failed") is true of it. The upstream closed list's code for
+#: an item that could not be scored without an agent is ``evaluationCrashed`` ("evaluation of this item crashed
+#: before any result could be produced; emitted by the --evaluate-only pipeline"); the message says why.
+NO_RESPONSE_CODE = "evaluationCrashed"
 NO_RESPONSE_MESSAGE = (
     "No response: the document records no 'response' for this item and no agent was run. "
     "Record the agent's answer in the item's 'response' field."

@@ -21,6 +21,12 @@ class EvalkitWarning(UserWarning):
     """Something evalkit did on the user's behalf that they should know about (an upgrade, a guess)."""
 
 
+class SpanRunError(DocumentError):
+    """A results.json of ``evalkit spans eval`` (an ``evaluationResults`` list, no ``items``) given where an
+    eval document or a document run was expected. Its own class so that run discovery (``evalkit runs``,
+    ``--history``) can list span runs apart instead of reporting them as unreadable."""
+
+
 def upgrade(doc, source: str):
     """Return a schema-v1 document for ``doc``: legacy forms are upgraded in memory, never on disk.
 
@@ -40,6 +46,11 @@ def upgrade(doc, source: str):
         raise DocumentError(
             f"{shown(source)}: an eval document is a JSON object with 'schemaVersion' and 'items' "
             f"(or a legacy array of items), not {type(doc).__name__}."
+        )
+    if "items" not in doc and isinstance(doc.get("evaluationResults"), list):
+        raise SpanRunError(
+            f"{shown(source)}: the results of 'evalkit spans eval' (span evaluation results), not an eval "
+            "document or a run of one; give an eval document, or a folder written by 'evalkit run DOC --out DIR'."
         )
     version = doc.get("schemaVersion")
     if version is None:

@@ -19,7 +19,9 @@ MISSING_JUDGE_MESSAGE = (
     "{what} needs a judge model, and none is configured. Set AZURE_AI_OPENAI_ENDPOINT, AZURE_AI_API_KEY "
     "and AZURE_AI_MODEL_NAME (Azure OpenAI; AZURE_AI_API_VERSION defaults to "
     f"{DEFAULT_AZURE_API_VERSION}), or OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL (any "
-    "OpenAI-compatible endpoint), in the environment or in a .env / .env.local file in the project folder."
+    "OpenAI-compatible endpoint), in the environment or in a .env / .env.local file in the project folder. "
+    "To try it offline with no model or key, start evalkit's local model server (deterministic 1-5 answers): "
+    "'python -m evalkit.testing > judge.env &', then 'source judge.env' and run again."
 )
 
 

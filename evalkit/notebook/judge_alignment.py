@@ -2,8 +2,10 @@
 versions beside the original, and show what each changed.
 
 ``JudgeStudio.align()`` runs :func:`evalkit.align` on the studio's judge (as saved in ``custom_dir``), its case
-table (``df``) and model, with the labels file beside the table's document (``<stem>.labels.json``, what the
-labelling widget writes) unless ``labels=`` is given. The aligned judge is written as a new custom evaluator
+table (``df``) and model, with the labels in ``studio.labels_path`` unless ``labels=`` is given: the
+``labels_path`` the studio was opened with, else the labels file beside the table's document
+(:func:`evalkit.analysis.labels.labels_path`, the labelling widget's default too). A notebook that keeps its
+labels elsewhere opens both on one path: ``LabellingWidget(df, name, labels_path=studio.labels_path)``. The aligned judge is written as a new custom evaluator
 (``<name>_aligned``, ``<name>_aligned2``, ...: ``evalkit.analysis.alignment.writing``); ``aligned_versions()``
 lists the original and every aligned version with its held-out kappa before and after and the verdict, and
 ``aligned_diff()`` is the unified diff from the original prompt to one of them. The widget's "Align to labels"
@@ -15,6 +17,7 @@ May import: ``evalkit.analysis`` (alignment, labels) and ``evalkit.errors``.
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
@@ -32,12 +35,24 @@ class AlignmentActions:
     ``is_new``, ``dirty``, ``prompt_text`` and ``_changed()``."""
 
     alignment: Alignment | None = None  # the latest align() result
+    labels_file: Path | None = None  # the labels_path the studio was opened with
+
+    @property
+    def labels_path(self) -> Path:
+        """The labels file ``align()`` reads: the one the studio was opened with, else the document's
+        (:func:`evalkit.analysis.labels.labels_path`, where the labelling widget writes by default)."""
+        from evalkit.analysis.labels import labels_path
+
+        if self.labels_file is not None:
+            return self.labels_file
+        if self.df is None:
+            raise EvalkitError("the studio has no case table: open it with df=evalkit.load('my-eval.json')")
+        return labels_path(self.df)
 
     def align(self, labels: Any = None, **options: Any) -> Alignment:
-        """Align the saved judge to human ``labels`` (default: the labels file beside the studio's document);
-        ``options`` go to :func:`evalkit.align` (``rounds``, ``max_calls``, ``optimizer_model``, ...)."""
+        """Align the saved judge to human ``labels`` (default: the file ``studio.labels_path``); ``options`` go
+        to :func:`evalkit.align` (``rounds``, ``max_calls``, ``optimizer_model``, ...)."""
         from evalkit.analysis.alignment.loop import align
-        from evalkit.analysis.labels import labels_path
 
         if self.is_new or self.dirty:
             raise EvalkitError(
@@ -45,10 +60,11 @@ class AlignmentActions:
             )
         if self.df is None:
             raise EvalkitError("the studio has no case table: open it with df=evalkit.load('my-eval.json')")
-        source = labels if labels is not None else labels_path(self.df)
+        source = labels if labels is not None else self.labels_path
         if labels is None and not source.is_file():
             raise EvalkitError(
-                f"no labels file {source} yet: label rows with LabellingWidget first, or pass labels="
+                f"no labels file {source} yet: label rows with LabellingWidget(df, {self.name!r}, "
+                "labels_path=studio.labels_path) first, or pass labels="
             )
         options.setdefault("model_config", self.model_config)
         options.setdefault("concurrency", self.concurrency)

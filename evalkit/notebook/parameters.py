@@ -117,18 +117,24 @@ def unattended(history: list[str] | None = None) -> bool:
     return allow_stdin is False
 
 
-def labels_path_for(labels_file: str | os.PathLike | None, out_dir: Path, interactive_name: str) -> Path:
-    """Where a notebook's labelling widget keeps its labels.
+def labels_path_for(
+    labels_file: str | os.PathLike | None, out_dir: Path, document: str | os.PathLike
+) -> Path:
+    """Where a notebook keeps the labels of ``document``: its judge studio and labelling widget are both given
+    this one path, so "Align to labels" reads what was labelled.
 
     ``labels_file`` given (a notebook parameter): that file, shared by every run that names it. Otherwise, in a
-    person's Jupyter session, ``out_dir / interactive_name``, so labels are there again when the notebook is
+    person's Jupyter session, the document's labels file in ``out_dir`` (``out_dir/demo.labels.json`` for
+    ``demo.json``: :func:`evalkit.analysis.labels.labels_path`), so labels are there again when the notebook is
     reopened; in an unattended run, ``out_dir /`` :data:`UNATTENDED_LABELS`, emptied first, so the run starts with
     no labels and leaves the interactive file untouched.
     """
+    from evalkit.analysis.labels import labels_path
+
     if labels_file is not None:
         return project_path(labels_file)
     if not unattended():
-        return Path(out_dir) / interactive_name
+        return labels_path(document, out_dir)
     path = Path(out_dir) / UNATTENDED_LABELS
     path.unlink(missing_ok=True)
     return path

@@ -13,8 +13,9 @@ an edit-run-compare loop; the studio keeps that loop in one object, built in lay
   through ``evalkit.evaluate`` exactly as a real run would, and the ``versions`` it keeps, one per prompt
   (``evalkit.notebook.judge_versions``: running a prompt again adds rows to its version), compared on the
   rows both judged (``compare_versions``, ``fill=True`` judges the missing ones first; ``diff``);
-* alignment (``evalkit.notebook.judge_alignment``): ``align()`` the saved judge to the labels beside its
-  document (``evalkit.align``), ``aligned_versions()`` beside the original, ``aligned_diff()``;
+* alignment (``evalkit.notebook.judge_alignment``): ``align()`` the saved judge to the labels in
+  ``labels_path`` (beside its document unless the studio was given one; ``evalkit.align``),
+  ``aligned_versions()`` beside the original, ``aligned_diff()``;
 * the widget (``evalkit.notebook.studio_view.StudioView``): ``widget()`` is a view over this model
   (ipywidgets, imported on first use); every action it offers is a method here, so the studio can be
   scripted and tested without a frontend.
@@ -26,6 +27,7 @@ spans="spans.jsonl")`` edits its instructions and rating scale and runs it over 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from evalkit.analysis.formatting import count
@@ -52,9 +54,25 @@ class JudgeStudio(AlignmentActions, JudgeRunner):
         threshold, options: the judge's configuration for rows whose own evaluator map does not name it.
         concurrency, cache: passed to ``evalkit.evaluate`` (judge calls in flight; the judge cache).
         seed: the default seed of ``sample(how="random")``.
+        labels_path: the labels file "Align to labels" reads (default: the labels file beside ``df``'s
+            document, :func:`evalkit.analysis.labels.labels_path`); open the ``LabellingWidget`` on the same
+            file: ``labels_path=studio.labels_path``.
     """
 
     _view: StudioView | None = None  # built by the first widget()
+
+    def __init__(
+        self,
+        name: str,
+        custom_dir: str | Path = "custom-evaluators",
+        df=None,
+        model_config: dict | None = None,
+        *,
+        labels_path: str | os.PathLike | None = None,
+        **options,
+    ):
+        super().__init__(name, custom_dir, df, model_config, **options)
+        self.labels_file = Path(labels_path) if labels_path is not None else None
 
     def __new__(cls, name: str = "", *args, spans=None, **kwargs):
         """A ``SpanJudgeStudio`` for an LLM-as-judge span evaluator: given ``spans=`` (a span file or frame),

@@ -124,7 +124,8 @@ class StudioView:
                 ),  # fmt: skip
                 self.comparison,
                 w.HTML(
-                    "<b>Alignment</b> (to the labels beside the document; held-out rows never reach a prompt)"
+                    f"<b>Alignment</b> (to the labels in {_labels_where(studio)}; held-out rows never reach a "
+                    "prompt)"
                 ),
                 self.align_button,
                 self.alignment,
@@ -345,6 +346,19 @@ class StudioView:
                 self.compare_b.options = options
                 self.compare_a.value = options[-2][1] if len(options) > 1 else options[-1][1]
                 self.compare_b.value = options[-1][1]
+
+
+def _labels_where(studio) -> str:
+    """The studio's labels file (``studio.labels_path``), as HTML; "the file beside the document" when the
+    table has no document."""
+    import html
+
+    from evalkit.errors import EvalkitError
+
+    try:
+        return html.escape(str(studio.labels_path))
+    except EvalkitError:
+        return "the file beside the document"
 
 
 def _error_html(what: str, error: Exception | str) -> str:

@@ -6,7 +6,8 @@ test-report actions).
 One ``<testsuite>`` per evaluator and one ``<testcase>`` per row (item, or item and turn) and evaluator:
 
 - the evaluator passed: an empty test case;
-- it failed: ``<failure message="REASON" type="fail">`` with the reason and the score;
+- it failed: ``<failure message="REASON" type="fail">`` with the reason and the score as results.json holds
+  it;
 - it errored: ``<error message="MESSAGE" type="error">``; a row with no response (status ``error``, no
   evaluator ran) is an error too, with the row's error message;
 - the row did not ask for the evaluator: ``<skipped message="not asked for this item">``. In a span run
@@ -33,7 +34,9 @@ import pandas as pd
 
 from evalkit.analysis.pairing import column_texts
 from evalkit.analysis.summaries import scored_evaluators
+from evalkit.documents.columns import score_column
 from evalkit.documents.files.atomic import atomic_write
+from evalkit.documents.results import entry_score
 from evalkit.reporting.ci_summary import is_span_run
 
 __all__ = ["junit_lines", "write_junit", "xml_text"]
@@ -102,7 +105,8 @@ def _suite(frame: pd.DataFrame, ev: dict, title: str, names: list[str]) -> tuple
     results = column_texts(frame, f"{key}_result")
     reasons = column_texts(frame, f"{key}_reason", "")
     errors = column_texts(frame, f"{key}_error", "")
-    scores = column_texts(frame, key)
+    scores = column_texts(frame, score_column(key))  # the Citations score is not its input column
+    field = str(ev.get("score_field") or "score")
     statuses = column_texts(frame, "status", "")
     row_errors = column_texts(frame, "error_message", "")
     levels = column_texts(frame, "level") if "level" in frame.columns and ev.get("level") else None
@@ -116,7 +120,7 @@ def _suite(frame: pd.DataFrame, ev: dict, title: str, names: list[str]) -> tuple
         head = f"    <testcase name={names[position]} classname={classname}"
         if result == "fail":
             reason, score = xml_text(reasons[position]), scores[position]
-            detail = reason + (f"\nscore: {score}" if score is not None else "")
+            detail = reason + (f"\nscore: {entry_score(field, score)}" if score is not None else "")
             lines.append(
                 f'{head}>\n      <failure message={_attr(_message(reason or "failed"))} type="fail">'
                 f"{_text(detail)}</failure>\n    </testcase>"

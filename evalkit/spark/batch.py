@@ -43,8 +43,29 @@ from evalkit.spark.requirements import require_pyspark
 log = logging.getLogger("evalkit.spark")
 
 #: Column metadata key under which an evaluated frame describes itself (on the ``status`` column), so that the
-#: description survives ``write.parquet`` and comes back with ``spark.read.parquet``.
+#: description survives ``write.parquet`` and comes back with ``spark.read.parquet``. The description is one JSON
+#: text: Spark keeps metadata objects as unordered maps, and the document root must come back in its order
+#: (results.json is written from it, byte for byte as the pandas engine writes it).
 META_KEY = "evalkit"
+
+
+def _with_meta(sdf, column: str, meta: dict):
+    """``sdf`` with ``meta`` in ``column``'s metadata, as JSON text (see :data:`META_KEY`)."""
+    return sdf.withMetadata(column, {META_KEY: json.dumps(meta, ensure_ascii=False)})
+
+
+def _meta_of(sdf, column: str) -> dict:
+    """The description in ``column``'s metadata (:func:`_with_meta`); a map written by an older evalkit is read
+    as it is; none, or text that is not a JSON object: ``{}``."""
+    from evalkit.documents.json_input import JsonInputError, parse_json
+
+    value = sdf.schema[column].metadata.get(META_KEY) if column in sdf.columns else None
+    if isinstance(value, str):
+        try:
+            value = parse_json(value)
+        except JsonInputError:
+            value = None
+    return dict(value) if isinstance(value, dict) else {}
 
 
 def load(spark, path: str | os.PathLike, *, validate: bool = True):
@@ -70,7 +91,7 @@ def load(spark, path: str | os.PathLike, *, validate: bool = True):
     sdf = spark.createDataFrame(frame, schema=case_schema(frame.columns))
     about = {"document": meta.get("document"), "source": meta.get("source")}
     about["threads"] = bool(table["turn"].notna().any())  # a document without threads needs no shuffle
-    return sdf.withMetadata("item", {META_KEY: about})
+    return _with_meta(sdf, "item", about)
 
 
 def evaluate(
@@ -220,7 +241,7 @@ def plan_evaluation(
             )
             parts.append(turns.mapInPandas(_bound({**settings, "threads": True}), schema))
     scored = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
-    scored = scored.withMetadata("status", {META_KEY: meta})
+    scored = _with_meta(scored, "status", meta)
     return Evaluation(scored, specs, resolved, settings["judge"], settings["stats"], settings["concurrency"])
 
 
@@ -252,7 +273,7 @@ def _prepare_input(sdf):
             "and 'response' (see evalkit.spark.load for the columns)"
         )
     types = {f.name: f.dataType for f in sdf.schema.fields}
-    about = (sdf.schema["item"].metadata.get(META_KEY) or {}) if "item" in types else {}
+    about = _meta_of(sdf, "item")
     threads = "turn" in types and about.get("threads", True)
     if "item" not in types:
         if "turn" in types:
@@ -353,16 +374,14 @@ def _names_where(sdf) -> dict[str, str]:
 
 def _document_meta(sdf) -> dict:
     """The document root and source a frame from ``load`` carries in its ``item`` column's metadata."""
-    meta = dict((sdf.schema["item"].metadata.get(META_KEY) or {}) if "item" in sdf.columns else {})
+    meta = _meta_of(sdf, "item")
     meta.pop("threads", None)
     return meta
 
 
 def frame_meta(sdf) -> dict:
     """What an evaluated frame (or a results.parquet read back) says about itself: scored evaluators, document."""
-    if "status" not in sdf.columns:
-        return {}
-    return dict(sdf.schema["status"].metadata.get(META_KEY) or {})
+    return _meta_of(sdf, "status")
 
 
 def _stats_accumulator(spark):

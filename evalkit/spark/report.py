@@ -34,7 +34,7 @@ class Totals:
         self.counts = {name: 0 for name in STATUSES}
         self.evaluators = {
             str(s.get("name", s["key"])): dict.fromkeys(
-                ("asked", "passed", "failed", "errored", "n", "sum"), 0
+                ("asked", "passed", "failed", "errored", "partial", "n", "sum"), 0
             )
             for s in specs
         }
@@ -49,7 +49,7 @@ class Totals:
             name = str(spec.get("name", spec["key"]))
             mine = self.evaluators[name]
             if name in table.index:
-                for column in ("asked", "passed", "failed", "errored"):
+                for column in ("asked", "passed", "failed", "errored", "partial"):
                     mine[column] += int(table.loc[name, column])
             result, column = f"{spec['key']}_result", score_column(spec["key"])
             if result in chunk.columns and column in chunk.columns:
@@ -71,7 +71,7 @@ class Totals:
                 "passed": mine["passed"],
                 "failed": mine["failed"],
                 "errored": mine["errored"],
-                "partial": 0,
+                "partial": mine["partial"],
                 "pass_rate": mine["passed"] / decided if decided else math.nan,
                 "mean_score": mine["sum"] / mine["n"] if mine["n"] else math.nan,
             }

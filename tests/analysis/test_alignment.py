@@ -9,6 +9,7 @@ disagreement: refusals the heuristic judge scores high) and the bundled Feedback
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -271,6 +272,12 @@ def test_the_bundled_feedbackqa_labels_align_from_the_cli(model_server, tmp_path
     assert code == 0, out
     assert "Aligning Relevance on 54 labelled rows (scores): 27 to optimise, 27 held out (seed 0)" in out
     assert "Held-out agreement (27 rows" in out and "Verdict:" in out
+    for who in ("Judge", "Optimiser"):  # the usage line every judging command prints
+        assert re.search(
+            rf"^{who}: [\d,]+ calls?, 0 from cache, [\d,]+ prompt \+ [\d,]+ completion tokens, price not set$",
+            out,
+            re.M,
+        ), out
     assert np.isfinite(
         json.loads((tmp_path / "Relevance_aligned" / "alignment.json").read_text())["held_out"]["kappa"][
             "before"

@@ -79,3 +79,53 @@ def test_the_notebook_report_and_page_use_the_plural_rule(scored, tmp_path):
     assert "1 rows" not in page.read_text() and "1 row" in page.read_text()
     facts = header(one).html
     assert "1 row ·" in facts and "1 item ·" in facts and "1 rows" not in facts
+
+
+def test_partial_counts_the_rows_asked_whose_status_is_partial(scored, tmp_path):
+    """The demo's item 7 is partial (keyword_coverage and ExactMatch failed to run): every evaluator asked on it
+    counts it in ``partial``, in summary() and on the report page (the column was always 0)."""
+    from bs4 import BeautifulSoup
+
+    from evalkit.reporting.html_page import write_html
+    from evalkit.spark.report import Totals
+
+    table = evalkit.summary(scored)
+    partial_items = set(scored.loc[scored["status"] == "partial", "item"])
+    assert partial_items == {7}
+    expected = {
+        str(ev["name"]): int(((scored["status"] == "partial") & scored[f"{ev['key']}_result"].notna()).sum())
+        for ev in scored.attrs["evalkit"]["scored"]
+    }
+    assert expected["ExactMatch"] == expected["forbidden_terms"] == expected["keyword_coverage"] == 1
+    assert expected["Citations"] == 0
+    assert table["partial"].drop("(status)").to_dict() == expected
+    assert table.loc["(status)", "partial"] == 1
+    # the Spark engine's totals, added up chunk by chunk, say the same
+    totals = Totals(scored.attrs["evalkit"]["scored"])
+    for start in range(0, len(scored), 5):
+        chunk = scored.iloc[start : start + 5].copy()
+        chunk.attrs = dict(scored.attrs)
+        totals.add(chunk)
+    assert totals.summary()["partial"].to_dict() == table["partial"].to_dict()
+    write_html(scored, tmp_path / "report.html")
+    page = BeautifulSoup((tmp_path / "report.html").read_text("utf-8"), "html.parser")
+    shown = {
+        row.th.get_text(): int(row.find_all("td")[4].get_text())
+        for row in page.select("table.summary tbody tr")
+    }
+    assert shown == {**expected, "row status": 1}
+
+
+def test_judge_usage_reads_the_same_after_every_judging_command():
+    """run, spans eval, compare --pairwise and align print what the judge spent with judge_usage."""
+    from evalkit.analysis.formatting import judge_usage
+    from evalkit.cli.arguments.judge_cost import judge_line
+
+    spent = {"calls": 1234, "cache_hits": 5678, "prompt_tokens": 18486, "completion_tokens": 803}
+    assert judge_usage({**spent, "cost": {"usd": 0.0016}}) == (
+        "1,234 calls, 5,678 from cache, 18,486 prompt + 803 completion tokens, $0.0016"
+    )
+    assert judge_usage({**spent, "calls": 1, "cost": None}) == (
+        "1 call, 5,678 from cache, 18,486 prompt + 803 completion tokens, price not set"
+    )
+    assert judge_line({**spent, "model": "M", "cost": None}) == "Judge: M: " + judge_usage(spent)

@@ -81,3 +81,86 @@ def test_runs_command_prints_the_table(history, tmp_path):
     saved = pd.read_csv(out)
     assert len(saved) == 2 and len(saved.loc[0, "document_sha256"]) == 64
     assert not math.isnan(saved.loc[1, "pass_rate:ExactMatch"])
+
+
+def _span_run(folder: Path) -> Path:
+    """A results.json as 'evalkit spans eval --out' writes it: two results, one passing, one erroring."""
+    folder.mkdir(parents=True)
+    entries = [
+        {
+            "evaluatorName": "pii_leak",
+            "evaluatorId": "pii_leak",
+            "context": {"spanContext": {"sessionId": "s1"}},
+            "label": "CLEAN",
+            "value": 1.0,
+        },
+        {
+            "evaluatorName": "pii_leak",
+            "evaluatorId": "pii_leak",
+            "context": {"spanContext": {"sessionId": "s2"}},
+            "errorCode": "Timeout",
+            "errorMessage": "took too long",
+        },
+    ]
+    data = {"evaluationResults": entries, "passingLabels": {"pii_leak": ["CLEAN"]}}
+    (folder / "results.json").write_text(json.dumps(data), "utf-8")
+    return folder
+
+
+def test_span_evaluations_are_listed_apart_not_read_as_runs(history, tmp_path):
+    """The demo writes span evaluations next to document runs: runs() lists them apart, the command prints
+    them under their own heading, and nothing ends in a traceback (it was KeyError: 'items')."""
+    import shutil
+
+    root = tmp_path / "results"
+    shutil.copytree(history / "first", root / "demo")
+    _span_run(root / "agentcore-spans")
+    table = evalkit.runs(root)
+    assert list(table["run"]) == ["demo"]
+    assert table.attrs["span_runs"] == [
+        {"run": "agentcore-spans", "results": 2, "passed": 1, "failed": 0, "errors": 1, "pass_rate": 0.5}
+    ]
+    done = run_cli("runs", str(root))
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "skipped" not in done.stderr
+    lines = done.stdout.splitlines()
+    heading = lines.index("Span evaluations (evalkit spans eval):")
+    assert lines[heading + 1].split() == ["run", "results", "pass_rate", "errors"]
+    assert lines[heading + 2].split() == ["agentcore-spans", "2", "50.0%", "1"]
+    # a folder of span evaluations only holds no run of a document: a user mistake, named
+    done = run_cli("runs", str(root / "agentcore-spans"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert (
+        done.stderr.startswith("Error: ") and "only span evaluations of 'evalkit spans eval'" in done.stderr
+    )
+    # the report's trend of pass rates reads the same folder
+    done = run_cli("report", str(root / "demo"), "--history", str(root), "--out", str(tmp_path / "report"))
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_results_json_that_is_no_run_is_skipped_with_a_warning(history, tmp_path):
+    import shutil
+
+    root = tmp_path / "results"
+    shutil.copytree(history / "first", root / "demo")
+    (root / "other").mkdir()
+    (root / "other" / "results.json").write_text('{"something": "else"}', "utf-8")
+    with pytest.warns(UserWarning, match="results.json: skipped, not a readable run"):
+        table = evalkit.runs(root)
+    assert list(table["run"]) == ["demo"] and table.attrs["span_runs"] == []
+
+
+def test_a_span_evaluation_given_as_a_run_is_named(tmp_path):
+    from evalkit.documents.versions import SpanRunError
+
+    folder = _span_run(tmp_path / "agentcore-spans")
+    with pytest.raises(SpanRunError) as caught:
+        evalkit.read_run(folder)
+    assert str(caught.value) == (
+        f"{folder / 'results.json'}: the results of 'evalkit spans eval' (span evaluation results), not an eval "
+        "document or a run of one; give an eval document, or a folder written by 'evalkit run DOC --out DIR'."
+    )
+    done = run_cli("run", str(folder / "results.json"), "--out", str(tmp_path / "out"))
+    assert (
+        done.returncode == 2 and done.stderr.startswith("Error: ") and "'evalkit spans eval'" in done.stderr
+    )

@@ -5,6 +5,7 @@ bundled demo's prompts and responses (run A) and a copy with some answers change
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -168,6 +169,13 @@ def test_compare_pairwise_prints_the_verdict_and_the_page_escapes_agent_text(
         in printed
     )
     assert "95% interval [" in printed and "(exact, Clopper-Pearson)" in printed
+    assert "B's win share of decided rows: 75.0%, 95% interval [" in printed  # one decimal, as every rate
+    assert re.search(
+        r"^Judge: evalkit pairwise prompt on judge: 22 calls, 0 from cache, [\d,]+ prompt \+ [\d,]+ completion "
+        r"tokens, price not set$",
+        printed,
+        re.M,
+    ), printed
     assert "B won: item 1, item 2, item 5" in printed and "B lost: item 0" in printed
     page = out.read_text()
     assert 'id="pairwise"' in page and "&lt;script&gt;alert" in page and "<script>alert" not in page

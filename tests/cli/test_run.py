@@ -78,7 +78,11 @@ def test_demo_statuses_and_scores(demo_run):
     assert items[7]["scores"]["keyword_coverage"]["error"].startswith(
         "Evaluator failed: no keywords configured"
     )
-    assert items[8]["error"]["code"] == "agentRequestFailed" and "scores" in items[8]
+    # no agent was asked: not agentRequestFailed, but upstream's code for an item that could not be scored
+    assert items[8]["error"]["code"] == "evaluationCrashed" and "scores" in items[8]
+    assert items[8]["error"]["message"].startswith(
+        "No response: the document records no 'response' for this item"
+    )
     thread = items[9]
     assert thread["summary"] == {
         "turns_total": 3, "turns_passed": 2, "turns_failed": 1, "turns_partial": 0, "turns_errored": 0,

@@ -40,7 +40,7 @@ def test_statuses_follow_the_upstream_rules_for_every_kind_of_result_cell():
     ]
     assert df["error_code"].tolist()[3] == "evaluatorsFailed"
     assert df["error_message"].tolist()[3] == "Agent response obtained. 1 of 2 evaluators failed to run."
-    assert df["error_code"].tolist()[8] == "agentRequestFailed"
+    assert df["error_code"].tolist()[8] == "evaluationCrashed"  # no agent was asked: no agent code
     assert df["error_code"].tolist()[:3] == [None, None, None]
 
 

@@ -151,7 +151,7 @@ def test_spans_eval_prices_its_judge_tokens(model_server, monkeypatch, tmp_path,
     reported = model_server.tokens_reported
     usd = (reported["prompt"] * 2 + reported["completion"] * 8) / 1e6
     assert line.endswith(
-        f"tokens {reported['prompt']} prompt + {reported['completion']} completion, ${usd:.4f}"
+        f"{reported['prompt']:,} prompt + {reported['completion']:,} completion tokens, ${usd:.4f}"
     ), line
     assert main([*argv, "--no-cache"]) == 0
-    assert "completion, price not set" in capsys.readouterr().out
+    assert "completion tokens, price not set" in capsys.readouterr().out

@@ -352,3 +352,31 @@ def test_tool_call_accuracy_judges_the_agents_captured_tool_calls(model_server):
     )
     assert without.loc[0, "toolCallAccuracy_code"] == "evaluatorConfigurationError"
     assert "--agent" in without.loc[0, "toolCallAccuracy_error"]
+
+
+def test_no_judge_model_names_the_offline_model_server(tmp_path):
+    """A newcomer without a model is told the way in: evalkit's local model server (exact message)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AZURE_"))}
+    env["PYTHONPATH"] = str(repo)
+    (tmp_path / "doc.json").write_text(
+        '{"schemaVersion": "1.11.0", "items": [{"prompt": "p", "response": "r"}]}'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "evalkit", "run", "doc.json", "--out", str(tmp_path / "out")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert done.stderr == (
+        "Error: The LLM evaluator(s) Relevance, Coherence needs a judge model, and none is configured. Set "
+        "AZURE_AI_OPENAI_ENDPOINT, AZURE_AI_API_KEY and AZURE_AI_MODEL_NAME (Azure OpenAI; AZURE_AI_API_VERSION "
+        "defaults to 2024-12-01-preview), or OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL (any "
+        "OpenAI-compatible endpoint), in the environment or in a .env / .env.local file in the project folder. "
+        "To try it offline with no model or key, start evalkit's local model server (deterministic 1-5 answers): "
+        "'python -m evalkit.testing > judge.env &', then 'source judge.env' and run again.\n"
+    )

@@ -72,3 +72,50 @@ def test_the_align_button_writes_an_aligned_version_listed_beside_the_original_w
     assert diff.startswith("--- answer_quality.prompty\n+++ answer_quality_aligned.prompty")
     assert '+- When the response contains "' in diff
     assert "Alignment" in studio.view.snapshot_html()
+
+
+def test_the_studio_and_the_labelling_widget_find_labels_in_one_place(project, monkeypatch):
+    """The shipped notebook keeps labels in its output folder: the studio is opened on that file and the widget
+    on ``studio.labels_path``, so "Align to labels" reads what was labelled (it looked beside the document)."""
+    import evalkit.notebook.parameters as parameters
+    from evalkit.analysis.labels import labels_path
+    from evalkit.notebook import LabellingWidget
+    from evalkit.notebook.parameters import labels_path_for
+
+    folder, labels = project
+    df = evalkit.load(folder / "set.json")
+    beside = JudgeStudio("answer_quality", custom_dir=folder / "ce", df=df)
+    assert beside.labels_path == labels_path(df) == folder / "set.labels.json"
+    assert LabellingWidget(df, "answer_quality").labels_path == beside.labels_path
+
+    monkeypatch.setattr(parameters, "unattended", lambda: False)  # a person's Jupyter session
+    out = folder / "results" / "judge_studio"
+    where = labels_path_for(None, out, folder / "set.json")
+    assert where == out / "set.labels.json" == labels_path(df, out)
+    studio = JudgeStudio("answer_quality", custom_dir=folder / "ce", df=df, labels_path=where)
+    out.mkdir(parents=True)
+    where.write_text(json.dumps(labels), encoding="utf-8")  # what labelling there wrote
+    labelling = LabellingWidget(df, "answer_quality", labels_path=studio.labels_path)
+    assert labelling.labels_path == where and labelling.labelled_count() == len(labels["labels"])
+    studio.save()
+    with pytest.raises(EvalkitError, match=r"no labels file .*other.labels.json yet: label rows with "):
+        JudgeStudio(
+            "answer_quality", custom_dir=folder / "ce", df=df, labels_path=out / "other.labels.json"
+        ).align()
+
+
+@pytest.mark.slow  # a whole alignment
+def test_align_reads_the_labels_file_the_studio_was_opened_on(project, model_server):
+    folder, labels = project
+    where = folder / "results" / "set.labels.json"
+    where.parent.mkdir()
+    where.write_text(json.dumps(labels), encoding="utf-8")
+    studio = JudgeStudio(
+        "answer_quality",
+        custom_dir=folder / "ce",
+        df=evalkit.load(folder / "set.json"),
+        model_config=config(model_server),
+        labels_path=where,
+    )
+    studio.save()
+    assert studio.align().written == folder / "ce" / "answer_quality_aligned"

@@ -50,18 +50,18 @@ def test_labels_path_for_keeps_a_persons_labels_apart_from_unattended_runs(tmp_p
 
     (tmp_path / "demo.labels.json").write_text('{"version": 2, "labels": []}')
     monkeypatch.setattr(parameters, "unattended", lambda: False)
-    assert labels_path_for(None, tmp_path, "demo.labels.json") == tmp_path / "demo.labels.json"
+    assert labels_path_for(None, tmp_path, "data/demo.json") == tmp_path / "demo.labels.json"
     monkeypatch.setattr(parameters, "unattended", lambda: True)
     earlier = tmp_path / UNATTENDED_LABELS
     earlier.write_text('{"version": 2, "labels": [{"item": 0}]}')  # a previous unattended run's labels
-    assert labels_path_for(None, tmp_path, "demo.labels.json") == earlier
+    assert labels_path_for(None, tmp_path, "data/demo.json") == earlier
     assert not earlier.exists()  # emptied: the run starts with no labels
     assert (
         tmp_path / "demo.labels.json"
     ).read_text() == '{"version": 2, "labels": []}'  # the person's: untouched
     shared = tmp_path / "shared.labels.json"
     shared.write_text("{}")
-    assert labels_path_for(shared, tmp_path, "demo.labels.json") == shared and shared.read_text() == "{}"
+    assert labels_path_for(shared, tmp_path, "data/demo.json") == shared and shared.read_text() == "{}"
 
 
 def test_unattended_is_false_outside_a_kernel_and_true_with_injected_parameters():

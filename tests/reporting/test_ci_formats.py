@@ -3,6 +3,7 @@ false alarms on noise (Holm's adjustment over evaluators)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pandas as pd
 import pytest
 from lxml import etree
 
+import evalkit
 from evalkit.analysis.comparison import compare
 from evalkit.analysis.regression_gate import _holm, regressions, verdicts
 from evalkit.reporting.junit import junit_lines, xml_text
@@ -184,3 +186,25 @@ def test_report_url_cannot_break_out_of_its_link():
         == "Full report: [report.html](https://ci.example/a%29%5D%28javascript:alert%281%29%29%20%3Cb%3E)"
     )
     assert "(#)" in summary_markdown(df, title="t", report_url="javascript:alert(1)")
+
+
+def test_junit_failure_shows_the_score_results_json_holds(tmp_path):
+    """A failing Citations row: the score is the count (0 in results.json), not the input citations column."""
+    document = {
+        "schemaVersion": "1.11.0",
+        "default_evaluators": {"Citations": {}},
+        "items": [
+            {
+                "prompt": "How many vacation days?",
+                "response": "Twenty days.",
+                "citations": [{"index": 1, "text": "Twenty days a year.", "source": "policy"}],
+            }
+        ],
+    }
+    (tmp_path / "doc.json").write_text(json.dumps(document), "utf-8")
+    scored = evalkit.evaluate(evalkit.load(tmp_path / "doc.json"))
+    evalkit.save_results(scored, tmp_path / "run")
+    entry = json.loads((tmp_path / "run" / "results.json").read_text("utf-8"))["items"][0]["scores"]
+    assert entry["citations"]["count"] == 0 and entry["citations"]["result"] == "fail"
+    text = "\n".join(junit_lines(scored, title="t"))
+    assert "Found 0 citations (mixed); at least 1 required\nscore: 0</failure>" in text

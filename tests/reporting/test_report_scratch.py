@@ -99,3 +99,20 @@ def test_the_next_report_removes_scratch_folders_of_dead_processes(tmp_path):
     other.mkdir()
     assert remove_stale(tmp_path) == [stale]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name])
+
+
+def test_a_kernel_on_tcp_does_not_warn_of_its_unencrypted_sockets(tmp_path, run_dir):
+    """A scratch folder too deep for a Unix socket puts the kernel on localhost TCP, where ipykernel warned on
+    every run ("Kernel is running over TCP without encryption"); the report's kernel drops that one warning."""
+    from evalkit.reporting.kernel_log import KERNEL_TCP_WARNING
+
+    temp = tmp_path / ("t" * 60) / ("u" * 60)  # past the 96 bytes a socket path may take
+    temp.mkdir(parents=True)
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "evalkit", "report", str(run_dir), "--out", str(tmp_path / "r.html")],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert KERNEL_TCP_WARNING not in done.stderr and "IPKernelApp" not in done.stderr, done.stderr
+    assert (tmp_path / "r.html").stat().st_size > 0

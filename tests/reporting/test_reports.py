@@ -138,9 +138,10 @@ def test_summary_numbers_by_hand():
     assert list(table.index) == ["ExactMatch", "Citations", "forbidden_terms", STATUS_ROW]
     assert list(table.columns) == list(SUMMARY_COLUMNS)
     counts = table[["asked", "passed", "failed", "errored", "partial"]].to_dict("index")
-    assert counts["ExactMatch"] == {"asked": 4, "passed": 2, "failed": 1, "errored": 1, "partial": 0}
+    # partial: the rows asked whose row status is partial (row 3, where forbidden_terms failed to run)
+    assert counts["ExactMatch"] == {"asked": 4, "passed": 2, "failed": 1, "errored": 1, "partial": 1}
     assert counts["Citations"] == {"asked": 2, "passed": 1, "failed": 1, "errored": 0, "partial": 0}
-    assert counts["forbidden_terms"] == {"asked": 3, "passed": 1, "failed": 1, "errored": 1, "partial": 0}
+    assert counts["forbidden_terms"] == {"asked": 3, "passed": 1, "failed": 1, "errored": 1, "partial": 1}
     assert counts[STATUS_ROW] == {"asked": 4, "passed": 1, "failed": 1, "errored": 1, "partial": 1}
     # errors are excluded from an evaluator's rate; the status row divides by all rows
     assert table.loc["ExactMatch", "pass_rate"] == pytest.approx(2 / 3)
@@ -422,7 +423,7 @@ def test_html_summary_table_is_server_rendered(tmp_path):
     write_html(scored_table(), path)
     text = path.read_text("utf-8")
     row = re.search(r'<tr><th scope="row">forbidden_terms</th>(.*?)</tr>', text, flags=re.DOTALL).group(1)
-    assert re.findall(r'<td class="num">(\d+)</td>', row) == ["3", "1", "1", "1", "0"]
+    assert re.findall(r'<td class="num">(\d+)</td>', row) == ["3", "1", "1", "1", "1"]
     assert "50.0%" in row
     assert 'id="count-partial" aria-pressed="false"><b>1</b>partial' in text
 

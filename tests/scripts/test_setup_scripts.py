@@ -230,3 +230,21 @@ def test_activating_the_venv_puts_the_readme_commands_on_path():
     assert found[2].startswith("evalkit ")
     demo = (REPO / "scripts" / "demo.sh").read_text()
     assert "'source .venv/bin/activate' puts them on your PATH" in demo
+
+
+def test_the_licence_is_the_spdx_string_setuptools_reads_without_a_warning():
+    """Setup printed about 70 "`project.license` as a TOML table is deprecated" warnings (setuptools 77 on): the
+    licence is the SPDX string, and the build backend is one that reads it (the venv's own setuptools may be
+    older; pip builds evalkit with the one [build-system] asks for)."""
+    import tomllib
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    data = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert data["project"]["license"] == "MIT"
+    backend = {Requirement(r).name: Requirement(r).specifier for r in data["build-system"]["requires"]}
+    assert not backend["setuptools"].contains(Version("76.9")) and backend["setuptools"].contains(
+        Version("77.0")
+    )
+    # setuptools refuses licence classifiers beside an SPDX expression
+    assert not [c for c in data["project"].get("classifiers", []) if c.startswith("License ::")]

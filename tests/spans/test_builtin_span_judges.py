@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -37,7 +38,13 @@ def test_done_when_builtins_next_to_a_code_evaluator(judge_env, tmp_path, capsys
         argv += ["--evaluator", name]
     assert run_cli(argv) == 0
     printed = capsys.readouterr().out
-    assert "Judge: 16 model calls, 0 cached; tokens" in printed
+    # the usage line every judging command prints (evalkit.analysis.formatting.judge_usage)
+    assert re.search(
+        r"^Judge: OpenAI-compatible \S+ model \S+: 16 calls, 0 from cache, [\d,]+ prompt \+ [\d,]+ completion "
+        r"tokens, price not set$",
+        printed,
+        re.M,
+    ), printed
     results = results_of(out)
     by_name: dict[str, list[dict]] = {}
     for entry in results:
@@ -87,7 +94,7 @@ def test_done_when_builtins_next_to_a_code_evaluator(judge_env, tmp_path, capsys
     calls = judge_env.request_count
     assert run_cli(argv) == 0
     assert judge_env.request_count == calls
-    assert "Judge: 0 model calls, 16 cached" in capsys.readouterr().out
+    assert ": 0 calls, 16 from cache, 0 prompt + 0 completion tokens, " in capsys.readouterr().out
     assert [e.get("label") for e in results_of(out)] == [e.get("label") for e in results]
     assert run_cli([*argv, "--no-cache"]) == 0
     assert judge_env.request_count == calls + 16

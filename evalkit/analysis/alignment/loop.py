@@ -407,11 +407,21 @@ def _plan(
 
 
 def _usd(cost, config, opt_config, price, optimizer_price, price_for) -> dict:
+    """The judge's and the optimiser's cost (``judge_usd`` / ``optimizer_usd``, None without a price) and
+    their sum (``usd``, None unless both are priced)."""
     judge_price = price_for(_model(config), price)
     opt_price = price_for(_model(opt_config), optimizer_price if optimizer_price is not None else price)
-    if judge_price is None or opt_price is None:
-        return {"usd": None, "usd_text": ""}
-    usd = judge_price.cost(cost["prompt_tokens"], cost["completion_tokens"]) + opt_price.cost(
-        cost["optimizer_prompt_tokens"], cost["optimizer_completion_tokens"]
+    judge_usd = (
+        None
+        if judge_price is None
+        else round(judge_price.cost(cost["prompt_tokens"], cost["completion_tokens"]), 6)
     )
-    return {"usd": round(usd, 6), "usd_text": f"${usd:.4f}"}
+    opt_usd = (
+        None
+        if opt_price is None
+        else round(opt_price.cost(cost["optimizer_prompt_tokens"], cost["optimizer_completion_tokens"]), 6)
+    )
+    if judge_usd is None or opt_usd is None:
+        return {"usd": None, "usd_text": "", "judge_usd": judge_usd, "optimizer_usd": opt_usd}
+    usd = judge_usd + opt_usd
+    return {"usd": round(usd, 6), "usd_text": f"${usd:.4f}", "judge_usd": judge_usd, "optimizer_usd": opt_usd}

@@ -148,16 +148,45 @@ class Alignment:
         lines.append(fmt.format(*head).rstrip())
         lines += [fmt.format(*r).rstrip() for r in body]
         lines.append(f"Verdict: {self.verdict_text()}")
-        c = self.cost
-        lines.append(
-            f"Cost: {c['judge_calls']} judge calls, {c['optimizer_calls']} optimiser calls, "
-            f"{c['prompt_tokens']} prompt + {c['completion_tokens']} completion tokens"
-            + (f", {c['usd_text']}" if c.get("usd_text") else "")
-        )
+        lines += self.usage_lines()
         if self.written is not None:
             lines.append(f"Aligned judge: {self.written} (evaluator {self.aligned_name!r})")
         lines += [f"Note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+    def usage_lines(self) -> list[str]:
+        """``Judge: ...`` and ``Optimiser: ...``: what each model spent, as every judging command prints it
+        (:func:`evalkit.analysis.formatting.judge_usage`; alignment runs with the judge cache off)."""
+        from evalkit.analysis.formatting import judge_usage
+
+        c = self.cost
+        spent = {
+            "Judge": (
+                c.get("judge_calls"),
+                c.get("prompt_tokens"),
+                c.get("completion_tokens"),
+                c.get("judge_usd"),
+            ),
+            "Optimiser": (
+                c.get("optimizer_calls"),
+                c.get("optimizer_prompt_tokens"),
+                c.get("optimizer_completion_tokens"),
+                c.get("optimizer_usd"),
+            ),
+        }
+        return [
+            f"{who}: "
+            + judge_usage(
+                {
+                    "calls": calls,
+                    "cache_hits": 0,
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "cost": {"usd": usd},
+                }
+            )  # fmt: skip
+            for who, (calls, prompt, completion, usd) in spent.items()
+        ]
 
     def __repr__(self) -> str:
         return f"<Alignment {self.judge} -> {self.aligned_name or '(nothing written)'}: {self.verdict}>"

@@ -13,6 +13,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from evalkit.analysis.formatting import judge_usage, percent
 from evalkit.analysis.templating import cut, missing, render
 
 TEXT_LIMIT = 600
@@ -20,7 +21,8 @@ WHO = {"A": "A better", "B": "B better", "tie": "tie", None: ""}
 
 
 def format_text(p: Any) -> str:
-    """``Pairwise B vs A: 6 wins, 3 ties (2 orders disagreed), 1 loss, 0 not judged`` and the interval line."""
+    """``Pairwise B vs A: 6 wins, 3 ties (2 orders disagreed), 1 loss, 0 not judged``, the interval line and the
+    judge's usage (:func:`evalkit.analysis.formatting.judge_usage`)."""
     c = p.counts
     low, high = p.interval
     lines = [
@@ -28,7 +30,7 @@ def format_text(p: Any) -> str:
         f"({c['inconsistent']} where the two orders disagreed), loses {c['loss']}, not judged {c['error']}",
         f"B's win share of decided rows: {_share(p.win_share)}, {p.confidence:.0%} interval "
         f"[{_share(low)}, {_share(high)}] (exact, Clopper-Pearson); {p.verdict}",
-        f"Judge: {p.judge.get('prompt')} on {p.judge.get('model_name')}, {_calls(p.judge)}",
+        f"Judge: {p.judge.get('prompt')} on {p.judge.get('model_name')}: {judge_usage(p.judge)}",
     ]
     for outcome, what in (("win", "B won"), ("loss", "B lost")):
         rows = p.rows[p.rows["outcome"] == outcome]
@@ -78,7 +80,7 @@ def pairwise_context(p: Any, max_rows: int = 200) -> dict[str, Any]:
         "label_b": p.label_b,
         "prompt": p.judge.get("prompt", ""),
         "model": p.judge.get("model_name") or "",
-        "calls": _calls(p.judge),
+        "calls": judge_usage(p.judge),
         "counts": c,
         "win_share": _share(p.win_share),
         "interval": f"[{_share(low)}, {_share(high)}]",
@@ -120,12 +122,5 @@ def _label(item: Any, turn: Any) -> str:
 
 
 def _share(value: float) -> str:
-    return "\u2013" if value != value else f"{value:.0%}"
-
-
-def _calls(judge: dict) -> str:
-    from evalkit.judges.prices import cost_text
-
-    return (
-        f"{judge.get('calls', 0)} calls, {judge.get('cache_hits', 0)} cached, {cost_text(judge.get('cost'))}"
-    )
+    """A share as every rate reads (one decimal, :func:`evalkit.analysis.formatting.percent`); – when none."""
+    return percent(value, missing="\u2013")

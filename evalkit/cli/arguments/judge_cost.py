@@ -32,12 +32,7 @@ def price_argument(text: str):
 
 
 def judge_line(judge: dict) -> str:
-    """The ``Judge:`` line of a run's summary."""
-    from evalkit.analysis.formatting import count
-    from evalkit.judges.prices import cost_text
+    """The ``Judge:`` line of a run's summary (``judge_usage``: the line every judging command prints)."""
+    from evalkit.analysis.formatting import judge_usage
 
-    return (
-        f"Judge: {judge['model']}: {count(judge['calls'], 'call')}, {judge['cache_hits']} from cache, "
-        f"{judge['prompt_tokens']:,} prompt + {judge['completion_tokens']:,} completion tokens, "
-        f"{cost_text(judge.get('cost'))}"
-    )
+    return f"Judge: {judge['model']}: {judge_usage(judge)}"

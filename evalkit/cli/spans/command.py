@@ -189,11 +189,10 @@ def main(args) -> int:
     )
     _print_summary(evaluators, results)
     if judges is not None:
-        pool = judges.pool
-        print(
-            f"Judge: {count(pool.usage.requests, 'model call')}, {pool.cache_hits} cached; tokens "
-            f"{judges.tokens['prompt']} prompt + {judges.tokens['completion']} completion, {_cost(judges, args)}"
-        )
+        from evalkit.analysis.formatting import judge_usage
+        from evalkit.judges.models import describe
+
+        print(f"Judge: {describe(judges.model_config)}: {judge_usage(_judge_counts(judges, args))}")
     passed, total = passing(results, evaluators=evaluators)
     rate = passed / total if total else 0.0
     print(f"Pass rate {percent(rate)} ({passed} of {count(total, 'result')} passing, no error)")
@@ -231,12 +230,6 @@ def _price(judges, args):
     return price_for(config.get("azure_deployment") or config.get("model"), getattr(args, "price", None))
 
 
-def _cost(judges, args) -> str:
-    """The judge's tokens in USD at ``args.price`` (``_price``), else "price not set"."""
-    from evalkit.judges.prices import cost_text, judge_cost
-
-    spent = {"prompt_tokens": judges.tokens["prompt"], "completion_tokens": judges.tokens["completion"]}
-    return cost_text(judge_cost(spent, getattr(args, "price", None)))
 
 
 def _write(results: list[dict], frame, out: Path, evaluators) -> tuple[Path, Path]:

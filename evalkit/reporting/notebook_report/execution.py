@@ -140,6 +140,7 @@ def _execute(source: Path, target: Path, parameters: dict, *, cwd: str, kernel_n
     from papermill.exceptions import PapermillExecutionError
 
     from evalkit.errors import DocumentError, EnvironmentConfigError, EvalkitError, ParameterError
+    from evalkit.reporting.kernel_log import kernel_arguments
 
     # The connection file in the scratch folder (jupyter_client would put it in $TMPDIR, where a killed run
     # would leave it). On POSIX, Unix sockets there too instead of localhost TCP ports: the run's data never
@@ -152,7 +153,9 @@ def _execute(source: Path, target: Path, parameters: dict, *, cwd: str, kernel_n
     options: dict[str, Any] = {
         "km": KernelManager(
             kernel_name=kernel_name, connection_file=str(Path(cwd) / "kernel.json"), **sockets
-        )
+        ),
+        # on TCP (the fallback), ipykernel warns of its unencrypted sockets on every run: dropped, nothing else
+        "extra_arguments": kernel_arguments(cwd),
     }
     try:
         return papermill.execute_notebook(

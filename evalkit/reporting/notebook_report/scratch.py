@@ -7,6 +7,7 @@ Everything the report's notebook run writes outside its two outputs goes into on
 - ``kernel.json``, the kernel's connection file (with its HMAC key), instead of jupyter_client's default
   ``$TMPDIR/tmp*.json``;
 - ``kernel-1`` ... ``kernel-5``, the kernel's IPC sockets (POSIX; elsewhere the kernel listens on localhost);
+- ``kernel_log.json``, the kernel's log config (:mod:`evalkit.reporting.kernel_log`);
 - ``out/``, the notebook's own output folder.
 
 The folder is removed when the report ends, by the ``with`` block on success or error, and by a watchdog

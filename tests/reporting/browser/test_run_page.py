@@ -213,10 +213,10 @@ def test_the_row_count_reads_with_the_right_plural(open_page, demo_run):
 
 def test_status_and_thread_labels_keep_their_words_whole(open_page, demo_run):
     """The status column shows error codes and messages, the item column thread labels, without breaking a
-    word ("agentRequ estFailed", "demo-onboarding -1") or cutting a short message (issue 18, item 3)."""
+    word ("evaluation Crashed", "demo-onboarding -1") or cutting a short message (issue 18, item 3)."""
     watched = open_page(demo_run / "report.html", WIDTH, HEIGHT)
     page = watched.page
-    assert "agentRequestFailed:" in _row(page, 8).locator("td.status .err").inner_text()
+    assert "evaluationCrashed:" in _row(page, 8).locator("td.status .err").inner_text()
     assert broken_words(page, "#items-body td.status, #items-body td.item .thread") == []
     partial = _row(page, 7).locator("td.status .err")
     assert "2 of 4 evaluators failed to run." in partial.inner_text()
