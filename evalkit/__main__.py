@@ -1,3 +1,3 @@
-from evalkit.cli import main
+from evalkit.entry_point import run
 
-raise SystemExit(main())
+run()
