@@ -16,7 +16,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 # Nothing of evalkit is imported here, ``__version__`` included: ``python -m evalkit`` imports this package
-# before ``evalkit.entry_point`` can catch a Ctrl-C, so the less it does the smaller that window.
+# before ``evalkit.__main__`` can catch a Ctrl-C, so the less it does the smaller that window.
 _API = {
     "__version__": ("evalkit.documents.versions", "EVALKIT_VERSION"),
     "load": ("evalkit.documents.case_table", "load"),

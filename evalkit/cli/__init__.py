@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the command itself, not a caller in the same process
         import signal
 
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: the teardown runs whole (evalkit.entry_point)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: the teardown runs whole (evalkit.__main__)
         exit_despite_stray_threads(code)
         exit_without_teardown(code)
     return code

@@ -64,9 +64,10 @@ def main(args) -> int:
     return 0
 
 
-def print_notices(comparison, notices: list | None = None) -> None:
-    """The page's banners (different documents, few shared rows, too few pairs; ``notices`` instead of the
-    comparison's own when given) on stderr, one line each: ``Warning: <heading> <text>``, or ``Note:`` for
-    what could not be checked."""
-    for level, heading, text in comparison.notices if notices is None else notices:
-        print(f"{'Warning' if level == 'warning' else 'Note'}: {heading} {text}", file=sys.stderr)
+def print_notices(comparison) -> None:
+    """The page's banners (different documents, few shared rows, too few pairs) on stderr, one line each
+    (``evalkit.analysis.comparison_checks.notice_lines``)."""
+    from evalkit.analysis.comparison_checks import notice_lines
+
+    for line in notice_lines(comparison.notices):
+        print(line, file=sys.stderr)

@@ -130,11 +130,11 @@ def test_ctrl_c_while_the_document_is_read_ahead_stops_the_run_cleanly(tmp_path)
 
 
 #: ``python -m evalkit ARGS`` once the interpreter has started: "started" is printed when Python runs code and
-#: the entry module is imported (an interrupt during the interpreter's own start-up, site and .pth files, is
-#: Python's, before any evalkit code; importing ``evalkit`` and ``evalkit.entry_point`` is a few bytecodes).
+#: the package is imported (an interrupt during the interpreter's own start-up, site and .pth files, is Python's,
+#: before any evalkit code; the package's ``__init__`` and ``evalkit.__main__`` up to ``run`` are a few bytecodes).
 STARTED_THEN_EVALKIT = """
-import runpy, sys
-import evalkit.entry_point
+import runpy, signal, sys
+import evalkit
 sys.argv[0] = "evalkit"
 print("started", flush=True)
 runpy.run_module("evalkit", run_name="__main__", alter_sys=True)

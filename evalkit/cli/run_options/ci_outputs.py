@@ -147,9 +147,10 @@ class CiOutputs:
             )
             print(f"JUnit:   {self.args.junit}")
         if comparison is not None:
-            from evalkit.cli.compare import print_notices
+            from evalkit.analysis.comparison_checks import notice_lines
 
-            print_notices(comparison, notices)
+            for line in notice_lines(notices):
+                print(line, file=sys.stderr)
         return self._gate(verdicts, label)
 
     def _notices(self, comparison) -> list | None:
