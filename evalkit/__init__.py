@@ -15,9 +15,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from evalkit.documents.versions import EVALKIT_VERSION as __version__
-
+# Nothing of evalkit is imported here, ``__version__`` included: ``python -m evalkit`` imports this package
+# before ``evalkit.__main__`` can catch a Ctrl-C, so the less it does the smaller that window.
 _API = {
+    "__version__": ("evalkit.documents.versions", "EVALKIT_VERSION"),
     "load": ("evalkit.documents.case_table", "load"),
     "to_document": ("evalkit.documents.write_back", "to_document"),
     "evaluate": ("evalkit.engine", "evaluate"),
@@ -86,6 +87,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from evalkit.documents.encoding.csv_cells import read_csv
     from evalkit.documents.run_reader import read_run
     from evalkit.documents.validation import validate_document as validate
+    from evalkit.documents.versions import EVALKIT_VERSION as __version__
     from evalkit.documents.versions import EvalkitWarning
     from evalkit.documents.write_back import to_document
     from evalkit.engine import evaluate, sample_judgments

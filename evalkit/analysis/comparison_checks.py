@@ -20,7 +20,7 @@ from evalkit.analysis.formatting import count
 from evalkit.analysis.pairing import ONLY_A, ONLY_B
 from evalkit.analysis.statistics import MIN_PAIRS
 
-__all__ = ["MIN_SHARED", "notices"]
+__all__ = ["MIN_SHARED", "notice_lines", "notices"]
 
 #: Below this share of the larger run's rows being paired, a comparison gets a "few shared rows" warning.
 MIN_SHARED = 0.5
@@ -107,3 +107,11 @@ def notices(c: Any) -> list[tuple[str, str, str]]:
             )
         )
     return out
+
+
+def notice_lines(found: list[tuple[str, str, str]]) -> list[str]:
+    """The terminal lines of :func:`notices`: ``Warning: <heading> <text>``, or ``Note:`` for what could not be
+    checked (``evalkit compare`` and the CI options of ``evalkit run`` print them on stderr)."""
+    return [
+        f"{'Warning' if level == WARNING else 'Note'}: {heading} {text}" for level, heading, text in found
+    ]

@@ -12,7 +12,9 @@ re-run at most the level, whatever the number of evaluators. An evaluator with f
 regression). The ``"(status)"`` row is left out: it is the evaluators' verdicts combined, not another test.
 
 :func:`verdicts` gives every evaluator's verdict; :func:`regressions` only the significant drops, each with
-the line the command prints.
+the line the command prints; :func:`nothing_tested` why a gate tested no evaluator at all (no evaluator in both
+runs, or none with enough judged pairs, as when the baseline ran another document): such a gate is "not
+tested", never a pass.
 
 May import: ``evalkit.analysis`` (comparison, statistics, summaries), ``evalkit.errors``.
 """
@@ -27,7 +29,7 @@ from evalkit.analysis.formatting import count
 from evalkit.analysis.statistics import MIN_PAIRS
 from evalkit.analysis.summaries import STATUS_ROW
 
-__all__ = ["TEST_NAME", "Verdict", "gate_line", "regressions", "verdicts"]
+__all__ = ["TEST_NAME", "Verdict", "gate_line", "nothing_tested", "regressions", "verdicts"]
 
 TEST_NAME = "McNemar exact test"
 DROP, RISE, SAME, UNTESTED = "significant drop", "significant rise", "no significant change", "too few pairs"
@@ -130,6 +132,16 @@ def verdicts(comparison: Any) -> list[Verdict]:
 def regressions(comparison: Any) -> list[Verdict]:
     """The evaluators whose pass rate dropped significantly (after Holm's adjustment)."""
     return [v for v in verdicts(comparison) if v.regression]
+
+
+def nothing_tested(found: list[Verdict]) -> str | None:
+    """Why the gate over the verdicts ``found`` tested no evaluator, or None when it tested at least one."""
+    if any(v.kind != UNTESTED for v in found):
+        return None
+    if not found:
+        return "no evaluator is in both runs"
+    pairs = ", ".join(f"{v.evaluator} {v.judged}" for v in found)
+    return f"no evaluator has the {MIN_PAIRS} judged pairs a test needs (judged pairs: {pairs})"
 
 
 def gate_line(verdict: Verdict, baseline: str) -> str:

@@ -95,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.ahead is not None:  # taken, or no longer wanted (the command stopped first): reaped here
             args.ahead.close()
     if argv is None:  # the command itself, not a caller in the same process
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: the teardown runs whole (evalkit.__main__)
         exit_despite_stray_threads(code)
         exit_without_teardown(code)
     return code

@@ -65,7 +65,9 @@ def main(args) -> int:
 
 
 def print_notices(comparison) -> None:
-    """The page's banners (different documents, few shared rows, too few pairs) on stderr, one line each:
-    ``Warning: <heading> <text>``, or ``Note:`` for what could not be checked."""
-    for level, heading, text in comparison.notices:
-        print(f"{'Warning' if level == 'warning' else 'Note'}: {heading} {text}", file=sys.stderr)
+    """The page's banners (different documents, few shared rows, too few pairs) on stderr, one line each
+    (``evalkit.analysis.comparison_checks.notice_lines``)."""
+    from evalkit.analysis.comparison_checks import notice_lines
+
+    for line in notice_lines(comparison.notices):
+        print(line, file=sys.stderr)

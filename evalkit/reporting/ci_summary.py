@@ -5,7 +5,8 @@
 Sections, each short enough for a PR comment:
 
 1. the headline: rows and their statuses, the overall pass rate, and the gate's verdict when there is a
-   baseline (``no significant regression`` / ``regression in X``);
+   baseline (``no significant regression`` / ``regression in X`` / ``not tested`` when no evaluator could be
+   tested, which is never shown as a pass);
 2. **Pass rates** per evaluator (pass, fail, error; errors are left out of the rate as in ``evalkit.summary``);
 3. **Against the baseline** (with ``--baseline`` / ``--fail-on-regression``): each evaluator's pass rate in
    both runs, the paired change with its interval, the paired test and its verdict
@@ -33,7 +34,7 @@ import pandas as pd
 
 from evalkit.analysis.formatting import count, percent
 from evalkit.analysis.pairing import column_texts
-from evalkit.analysis.regression_gate import verdicts
+from evalkit.analysis.regression_gate import nothing_tested, verdicts
 from evalkit.analysis.span_runs import SPAN_SOURCE
 from evalkit.analysis.summaries import STATUS_ROW, numeric_scores, scored_evaluators, status_counts, summary
 from evalkit.reporting.markdown_text import inline
@@ -92,7 +93,7 @@ def _url(url: str) -> str:
 
     if not url.lower().startswith(("https://", "http://")):
         return "#"
-    return quote(url, safe=":/?&=%#~+,;@!$*'-._")
+    return quote(url, safe=":/?&=%#~+,;@!*'-._")  # $ too: no math delimiter
 
 
 def _headline(frame: pd.DataFrame, found, baseline: str | None) -> str:
@@ -107,6 +108,9 @@ def _headline(frame: pd.DataFrame, found, baseline: str | None) -> str:
         return line
     drops = [v for v in found if v.regression]
     against = inline(baseline or "the baseline", 120)
+    why = nothing_tested(found)
+    if why:  # never a pass mark for a gate that tested nothing
+        return f"{line} :grey_question: **Not tested** against {against}: {inline(why, 300)}."
     if drops:
         names = ", ".join(inline(v.evaluator, 80) for v in drops)
         return f"{line} :x: **Significant regression** against {against} in {names}."

@@ -18,8 +18,9 @@ failing when the paired test found a significant drop (:mod:`evalkit.analysis.re
 
 The file validates against the Jenkins xUnit plugin's ``junit-10.xsd`` (tests/reporting/data). Characters
 XML 1.0 cannot carry (control characters but tab and line breaks, lone surrogates, U+FFFE/U+FFFF) are written
-as ``\\xNN`` / ``\\uNNNN`` text; ``& < > "`` and, in attributes, line breaks are escaped. The file is
-written as text, line by line (ElementTree took 30 s for 300,000 test cases). Written atomically.
+as ``\\xNN`` / ``\\uNNNN`` text; ``& < > "``, carriage returns and, in attributes, line breaks are escaped, so
+a parser reads back every value as written. The file is written as text, line by line (ElementTree took 30 s
+for 300,000 test cases). Written atomically.
 
 May import: ``evalkit.analysis``, ``evalkit.documents`` (atomic writes).
 """
@@ -78,8 +79,10 @@ def _attr(value: Any) -> str:
 
 
 def _text(value: Any) -> str:
-    """Element text: XML-safe, with ``& < >`` escaped."""
-    return xml_text(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Element text: XML-safe, with ``& < >`` escaped and a carriage return as a character reference (a
+    parser reads a literal one as a line feed, so the text would not come back as written)."""
+    text = xml_text(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("\r", "&#13;")
 
 
 def _case_names(frame: pd.DataFrame) -> list[str]:

@@ -7,6 +7,9 @@ response, a reason, a prompt, an evaluator or document name) could otherwise ope
 
 - control characters are dropped and line breaks become spaces (a table cell is one line);
 - ``& < > " '`` become HTML entities, so no tag or entity reaches the page;
+- ``$`` becomes ``&#36;``: GitHub renders ``$...$``, ``$$...$$`` and ``$`...`$`` as math (MathJax) and does
+  not honour ``\\$`` outside math, while its math parser reads the source, where an entity is no delimiter
+  (GitLab likewise); the reader still sees ``$``;
 - every ASCII punctuation character Markdown gives a meaning to is backslash-escaped (``\\ ` * _ { } [ ] ( )
   # + - . ! | ~ = :``), so there is no emphasis, code span, link, heading or table cell break;
 - a word joiner (U+2060, invisible) follows every ``@`` and ``#`` and splits ``://`` and ``www.``: GitHub
@@ -26,7 +29,7 @@ __all__ = ["inline"]
 WORD_JOINER = "\u2060"
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 _BREAKS = re.compile(r"[\r\n\t\u2028\u2029]+")
-_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "$": "&#36;"}
 _PUNCTUATION = set("\\`*_{}[]()#+-.!|~=:")
 
 

@@ -74,6 +74,16 @@ CASES = {
         "Error: --judge-timeout: 'nan' is not a positive number of seconds: write e.g. 60 or 2.5\n"
         "see `evalkit run --help`\n",
     ),
+    "samples past the bound": (
+        ["run", "doc.json", "--samples", "100000000000"],
+        "Error: --samples: '100000000000' is not a number of samples: write a whole number from 1 to 100 (each "
+        "sample is one judge call per row and judge), e.g. 5\nsee `evalkit run --help`\n",
+    ),
+    "samples zero": (
+        ["run", "doc.json", "--samples", "0"],
+        "Error: --samples: '0' is not a number of samples: write a whole number from 1 to 100 (each sample is "
+        "one judge call per row and judge), e.g. 5\nsee `evalkit run --help`\n",
+    ),
     "engine nope": (
         ["run", "doc.json", "--engine", "nope"],
         "Error: --engine: invalid choice: 'nope' (choose from 'pandas', 'spark')\nsee `evalkit run --help`\n",

@@ -341,5 +341,39 @@ def test_no_evaluator_in_both_runs_is_said_not_passed_silently(tmp_path, capsys)
         "--fail-on-regression",
         tmp_path / "a",
     )
-    assert code == 0
-    assert "Warning: no evaluator is in both this run and a: nothing was compared" in err
+    assert code == 2 and "Traceback" not in err
+    assert err.endswith(
+        f"Error: --fail-on-regression {tmp_path / 'a'}: not tested: no evaluator is in both runs, so the gate "
+        "cannot pass or fail; give the --out folder of an earlier run of the same document (this run's files "
+        "are written)\n"
+    )
+    assert (tmp_path / "b" / "results.json").exists()
+
+
+def test_a_gate_against_a_run_of_another_document_is_not_tested_and_says_why_on_the_terminal(
+    baseline, tmp_path, capsys
+):
+    doc = json.loads(document(tmp_path / "other.json", noisy(1)).read_text())
+    for item in doc["items"]:
+        item["prompt"] = "Another question: " + item["prompt"]
+    doc["items"] = doc["items"][5:]  # rows pair by position and prompt: none does
+    (tmp_path / "other.json").write_text(json.dumps(doc))
+    md = tmp_path / "summary.md"
+    code, out, err = run(
+        capsys, tmp_path / "other.json", "--out", tmp_path / "o", "--fail-on-regression", baseline / "base",
+        "--summary-md", md,
+    )  # fmt: skip
+    assert code == 2 and "Traceback" not in err
+    assert "Warning: Different documents. base ran CI gate check (sha256 " in err
+    assert "Holm-adjusted over 0" not in out + err and "No significant regression" not in out + err
+    assert "not tested: no evaluator has the 10 judged pairs a test needs (judged pairs: ExactMatch 0" in err
+    text = md.read_text()
+    assert ":grey\\_question: **Not tested** against base" not in text  # the mark itself is not escaped
+    assert ":grey_question: **Not tested** against base: no evaluator has the 10 judged pairs" in text
+    assert ":white_check_mark:" not in text
+    # without the gate, the comparison is shown and said to have tested nothing, exit 0
+    code, out, err = run(
+        capsys, tmp_path / "other.json", "--out", tmp_path / "o2", "--baseline", baseline / "base"
+    )
+    assert code == 0 and "Warning: Different documents." in err
+    assert "Not tested against base: no evaluator has the 10 judged pairs" in err

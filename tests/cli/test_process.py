@@ -127,3 +127,52 @@ def test_ctrl_c_while_the_document_is_read_ahead_stops_the_run_cleanly(tmp_path)
     time.sleep(0.2)
     status = Path(f"/proc/{reader}/status")
     assert not status.exists() or f"PPid:\t{proc.pid}" not in status.read_text()
+
+
+#: ``python -m evalkit ARGS`` once the interpreter has started: "started" is printed when Python runs code and
+#: the package is imported (an interrupt during the interpreter's own start-up, site and .pth files, is Python's,
+#: before any evalkit code; the package's ``__init__`` and ``evalkit.__main__`` up to ``run`` are a few bytecodes).
+STARTED_THEN_EVALKIT = """
+import runpy, signal, sys
+import evalkit
+sys.argv[0] = "evalkit"
+print("started", flush=True)
+runpy.run_module("evalkit", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.slow
+def test_ctrl_c_at_any_instant_prints_interrupted_and_exits_130_never_a_traceback(tmp_path):
+    """SIGINT at instants from the imports of the command line (its first tenth of a second printed a
+    traceback) through the run to the teardown after the files are written: each run ends either as a whole
+    run (exit 0) or with ``Interrupted.`` and 130, never with a traceback."""
+    import json
+    import signal
+    import time
+
+    items = [{"prompt": f"q{i}", "response": "a", "expected_response": "a"} for i in range(2_000)]
+    document = {"schemaVersion": "1.11.0", "default_evaluators": {"ExactMatch": {}}, "items": items}
+    (tmp_path / "doc.json").write_text(json.dumps(document))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-c", STARTED_THEN_EVALKIT, "run", "doc.json", "--out", "out"]
+    started = time.monotonic()
+    whole = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    length = time.monotonic() - started
+    assert whole.returncode == 0, whole.stderr
+    outcomes = []
+    delays = [0.01, 0.05, 0.1, 0.2] + [length * f for f in (0.4, 0.7, 0.9, 0.97, 1.0, 1.1)]
+    for delay in delays:
+        proc = subprocess.Popen(
+            command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        assert proc.stdout.readline() == "started\n"
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        assert "Traceback" not in err and "Exception ignored" not in err, (delay, err)
+        if proc.returncode == 130:
+            assert err.strip().splitlines()[-1] == "Interrupted.", (delay, err)
+        else:
+            assert proc.returncode == 0 and "Results:" in out + err, (delay, proc.returncode, out, err)
+        outcomes.append(proc.returncode)
+    assert 130 in outcomes  # the instants tried did interrupt runs

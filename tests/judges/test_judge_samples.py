@@ -142,6 +142,8 @@ def test_samples_in_python_are_independent_cache_entries(project, model_server):
         evalkit.evaluate(evalkit.load(DOC), samples=2, pass_rule="most", **run)
     with pytest.raises(EvalkitError, match="samples=0"):
         evalkit.evaluate(evalkit.load(DOC), samples=0, **run)
+    with pytest.raises(EvalkitError, match=r"samples=101: .* a whole number from 1 to 100 \(each sample"):
+        evalkit.evaluate(evalkit.load(DOC), samples=101, **run)
 
 
 def test_runs_compare_and_a_reread_run_know_how_the_verdicts_were_made(judged, project, capsys):

@@ -188,3 +188,23 @@ def test_lambda_size_limits_are_noted(capsys):
     assert "past Lambda's 250 MB limit: the function would not deploy" in capsys.readouterr().out
     _size_notes(SimpleNamespace(size=21 * 2**20, unzipped=46 * 2**20))
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "folder", "too large"])
+def test_a_requirements_file_goes_through_the_input_checks_of_documents(kind, tmp_path, monkeypatch):
+    """/dev/zero once read until MemoryError and a FIFO hung: both are refused before pip or a read."""
+    if kind == "device":
+        path, problem = Path("/dev/zero"), "is a character device, not a regular file"
+    elif kind == "fifo":
+        path, problem = tmp_path / "pipe", "is a named pipe (FIFO), not a regular file"
+        os.mkfifo(path)
+    elif kind == "folder":
+        path, problem = tmp_path, "is a directory, not a requirements file"
+    else:
+        path, problem = tmp_path / "requirements.txt", "is larger than the limit of 100 bytes (121 bytes)"
+        path.write_text("boto3==1.44.8\n" + "#" * 106 + "\n")
+        monkeypatch.setenv("EVALKIT_MAX_DOCUMENT_BYTES", "100")
+    with pytest.raises(EvalkitError) as caught:
+        build_package("final_answer", tmp_path / "x.zip", SDK_EVALUATORS, requirements=path)
+    assert str(caught.value).startswith(f"cannot read the requirements file {path}: {problem}")
+    assert not (tmp_path / "x.zip").exists()

@@ -379,3 +379,46 @@ def test_cli_errors_exit_2_without_a_traceback(tmp_path):
         "(available: pii_leak, stock_price_drift, tool_response_schema, workflow_contract)\n"
     )
     assert not (tmp_path / "x.zip").exists()
+
+
+def test_symbolic_links_leaving_the_evaluator_folder_are_refused_naming_them(custom, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0\n")
+    (custom / "beta" / "passwd").symlink_to(secret)
+    (custom / "beta" / "data").mkdir()
+    (custom / "beta" / "data" / "up").symlink_to(custom / "alpha")
+    (custom / "beta" / "inside.py").symlink_to(custom / "beta" / "beta.py")  # stays in the folder: zipped
+    done = evalkit_cli(
+        "spans", "package", "beta", "--custom-dir", str(custom), "--out", "b.zip", cwd=tmp_path
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr == (
+        f"Error: cannot package 'beta': symbolic links leave the evaluator folder {custom / 'beta'}: "
+        f"{custom / 'beta' / 'data' / 'up'} -> {custom / 'alpha'}, {custom / 'beta' / 'passwd'} -> {secret}; "
+        "copy what the evaluator needs into the folder, or remove the links\n"
+    )
+    assert not (tmp_path / "b.zip").exists()
+    (custom / "beta" / "passwd").unlink()
+    (custom / "beta" / "data" / "up").unlink()
+    assert sorted(plan_package("beta", custom).entries) == ["beta.py", "inside.py"]
+
+
+def test_a_shared_module_linked_from_outside_the_shared_folder_is_refused(custom, tmp_path):
+    elsewhere = write(tmp_path, "elsewhere/texts.py", "def clip(text):\n    return text\n")
+    (custom / "_shared" / "texts.py").unlink()
+    (custom / "_shared" / "texts.py").symlink_to(elsewhere)
+    with pytest.raises(EvalkitError, match="symbolic links leave the evaluator folder") as caught:
+        plan_package("alpha", custom)
+    assert f"{custom / '_shared' / 'texts.py'} -> {elsewhere}" in str(caught.value)
+
+
+def test_an_evaluator_name_past_agentcores_48_characters_is_refused_in_one_line(custom, tmp_path):
+    name = "a" * 300
+    done = evalkit_cli("spans", "package", name, "--custom-dir", str(custom), "--out", "x.zip", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "Error: evaluator name 'aaaaaaaaaaaaaaaaaaaa'... (300 characters) is too long: AgentCore evaluator "
+        "names are at most 48 characters (a letter, then letters, digits or _); rename the folder\n"
+    )
+    write(custom, f"{'b' * 48}/{'b' * 48}.py", HANDLER)
+    assert plan_package("b" * 48, custom).handler == f"{'b' * 48}.lambda_handler"

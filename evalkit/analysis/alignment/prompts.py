@@ -7,20 +7,22 @@ the system message, in a block evalkit marks (``ALIGNED_MARK``) so the data the 
 keeps its layout; a prompt without a system message gets one. The front matter, the inputs and the user message
 are never changed, so the aligned prompt runs with the same wrapper and the same inputs.
 
-Example texts come from the labelled rows (the agent's prompts and responses): they are put inside Jinja
-``{% raw %}`` blocks (a ``{{`` in a response is text, never a template expression) with their role-marker lines
-neutralised (a line ``user:`` in a response cannot start a message).
+Example texts come from the labelled rows (the agent's prompts and responses), guidelines and criteria from the
+optimiser model (whose answer those rows shape): none of it is evalkit's, so all of it goes into the prompt
+through ``evalkit.judges.template_data`` (the one place untrusted text is made inert for a template): it reaches
+the judge as data, never as a Jinja expression (``{{ 7*7 }}`` in a response is never ``49``), and a line
+``user:`` in it cannot start a message.
 
-May import: ``evalkit.judges.prompty`` and the standard library.
+May import: ``evalkit.judges.prompty``, ``evalkit.judges.template_data`` and the standard library.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
 
-from evalkit.judges.prompty import _FRONT_MATTER, _ROLE, neutralise_role_markers
+from evalkit.judges.prompty import _FRONT_MATTER, _ROLE
+from evalkit.judges.template_data import template_data
 
 __all__ = ["ALIGNED_MARK", "PromptSpec", "render_prompt", "sha256_of"]
 
@@ -57,30 +59,28 @@ def sha256_of(text: str) -> str:
 
 
 def _safe(text: str) -> str:
-    """Example text that stays text: role lines neutralised, no way out of the raw block, shortened."""
+    """Example text on one line, shortened, as template data (module docs)."""
     value = str(text if text is not None else "")
     if len(value) > EXAMPLE_CHARS:
         value = value[:EXAMPLE_CHARS].rstrip() + " ..."
-    value = re.sub(r"\{%-?\s*endraw\s*-?%\}", "{% end raw %}", neutralise_role_markers(value))
-    return " ".join(value.split())
+    return template_data(" ".join(value.split()))
 
 
 def _block(spec: PromptSpec) -> str:
     lines = []
     if spec.guidelines:
-        lines += [ALIGNED_MARK, *spec.guidelines, ""]
+        lines += [ALIGNED_MARK, *(template_data(g) for g in spec.guidelines), ""]
     if spec.examples:
-        lines += [_EXAMPLES_MARK, "{% raw %}"]
+        lines += [_EXAMPLES_MARK]
         for number, example in enumerate(spec.examples, 1):
             lines += [
                 f"Example {number}. Request: {_safe(example.get('prompt'))}",
                 f"Answer given: {_safe(example.get('response'))}",
-                f"Human verdict: {example['human']}"
+                f"Human verdict: {template_data(example['human'])}"
                 if isinstance(example["human"], str)
                 else f"Human score: {int(example['human'])}",
                 "",
             ]
-        lines += ["{% endraw %}", ""]
     return "\n".join(lines)
 
 
@@ -98,14 +98,14 @@ def render_prompt(original: str, spec: PromptSpec) -> str:
     roles = list(_ROLE.finditer(body))
     system = next((m for m in roles if m.group(1).lower() == "system"), None)
     if system is None:
-        parts = [p.strip("\n") for p in (spec.criteria or "", block) if p.strip()]
+        parts = [p.strip("\n") for p in (template_data(spec.criteria), block) if p.strip()]
         inserted = "system:\n" + "\n\n".join(parts) + "\n\n" if parts else ""
         return head + inserted + body
     after = [m for m in roles if m.start() > system.start()]
     end = after[0].start() if after else len(body)
     content = body[system.end() : end]
     if spec.criteria is not None:
-        content = spec.criteria.strip() + "\n"
+        content = template_data(spec.criteria.strip()) + "\n"
     tail = body[end:]
     # The next role line's match starts at the blank lines before it: keep one blank line, not two.
     gap = "\n" if tail.startswith("\n") or not tail else "\n\n"

@@ -46,8 +46,27 @@ def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.N
     the hint names that command's help (``see `evalkit run --help```), not the top level's."""
     args, extras = parser.parse_known_args(argv)
     if extras:
-        command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extras)}")
+        command = command_parser(parser, args)
+        extras = _late_optional_positionals(command, args, extras)
+        if extras:
+            command.error(f"unrecognized arguments: {' '.join(extras)}")
     return args
+
+
+def _late_optional_positionals(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, extras: list[str]
+) -> list[str]:
+    """Give the leading non-option ``extras`` to ``parser``'s optional positionals still unset, in order;
+    the extras left. argparse fills ``NAME [DOCUMENT]`` from the first run of positionals only, so
+    ``evalkit align NAME --labels FILE DOCUMENT`` (the order the usage line reads) would leave DOCUMENT over."""
+    for action in parser._actions:  # noqa: SLF001
+        if not extras or extras[0].startswith("-"):
+            break
+        if action.option_strings or action.nargs != "?" or getattr(args, action.dest) != action.default:
+            continue
+        value = extras.pop(0)
+        setattr(args, action.dest, parser._get_values(action, [value]))  # noqa: SLF001 (type and choices)
+    return extras
 
 
 def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:

@@ -7,7 +7,11 @@ regression gate.
 - ``--baseline DIR``: compare with that run in the summary and the JUnit file, without gating.
 - ``--fail-on-regression BASELINE_DIR``: the same comparison, and exit 1 when some evaluator's pass rate
   dropped significantly (:mod:`evalkit.analysis.regression_gate`); the line printed names the evaluator, the
-  test and its level. Noise does not fail it.
+  test and its level. Noise does not fail it. A gate that could test no evaluator (none in both runs, or none
+  with enough paired rows, as against a run of another document) is an error, exit 2: it never passes.
+
+The comparison's notices (different documents, few shared rows, verdicts made differently) are printed on
+stderr as ``evalkit compare`` prints them, not only written into the summary.
 - ``--report-url URL``: where report.html will be (an artifact's address) for the summary's link.
 
 The baseline is read before the evaluation, so a missing or wrong folder costs no judge calls and a baseline
@@ -117,6 +121,7 @@ class CiOutputs:
             from evalkit.analysis.regression_gate import verdicts as all_verdicts
 
             verdicts = all_verdicts(comparison)
+        notices = self._notices(comparison)
         if self.args.summary_md:
             from evalkit.reporting.ci_summary import summary_markdown
 
@@ -128,7 +133,7 @@ class CiOutputs:
                 judge=judge,
                 report=str(report) if report else str(self._results_dir()),
                 report_url=self.args.report_url,
-                notices=self._notices(comparison),
+                notices=notices,
             )
             _write(self.args.summary_md, "the Markdown summary", lambda h: h.write(text))
             print(f"Summary: {self.args.summary_md}")
@@ -141,12 +146,19 @@ class CiOutputs:
                 lambda: write_junit(frame, self.args.junit, title=title, verdicts=verdicts, baseline=label),
             )
             print(f"JUnit:   {self.args.junit}")
+        if comparison is not None:
+            from evalkit.analysis.comparison_checks import notice_lines
+
+            for line in notice_lines(notices):
+                print(line, file=sys.stderr)
         return self._gate(verdicts, label)
 
     def _notices(self, comparison) -> list | None:
-        """A span run has no document sha256 to check: drop that notice, keep the others."""
-        if comparison is None or self.kind != "spans":
+        """The comparison's notices; a span run has no document sha256 to check: that notice is dropped."""
+        if comparison is None:
             return None
+        if self.kind != "spans":
+            return comparison.notices
         return [n for n in comparison.notices if n[1] != "Documents not checked."]
 
     def _results_dir(self) -> Path:
@@ -155,18 +167,22 @@ class CiOutputs:
     def _gate(self, verdicts, label: str | None) -> int:
         if verdicts is None:
             return 0
-        from evalkit.analysis.regression_gate import TEST_NAME, gate_line
+        from evalkit.analysis.regression_gate import TEST_NAME, gate_line, nothing_tested
 
         drops = [v for v in verdicts if v.regression]
         untested = [v.evaluator for v in verdicts if v.kind == "too few pairs"]
         gating = self.args.fail_on_regression is not None
         for v in drops:
             print(gate_line(v, label), file=sys.stderr if gating else sys.stdout)
-        if not verdicts:
-            print(
-                f"Warning: no evaluator is in both this run and {label}: nothing was compared",
-                file=sys.stderr,
+        why = nothing_tested(verdicts)
+        if why and gating:
+            raise EvalkitError(
+                f"--fail-on-regression {self.baseline_dir}: not tested: {why}, so the gate cannot pass or fail; "
+                "give the --out folder of an earlier run of the same document (this run's files are written)"
             )
+        if why:
+            print(f"Not tested against {label}: {why}", file=sys.stderr)
+            return 0
         if not drops:
             tests = sum(v.kind != "too few pairs" for v in verdicts)
             print(

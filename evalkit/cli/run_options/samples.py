@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.evaluators.llm_judges.samples import DEFAULT_PASS_RULE, PASS_RULES
+from evalkit.evaluators.llm_judges.samples import DEFAULT_PASS_RULE, MAX_SAMPLES, PASS_RULES, SAMPLES_RANGE
 
 
 def add_sample_options(parser) -> None:
@@ -34,9 +34,9 @@ def sample_count(text: str) -> int:
         value = int(text)
     except ValueError:
         value = 0
-    if value < 1:
+    if not 1 <= value <= MAX_SAMPLES:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number of samples: write a whole number from 1, e.g. 5"
+            f"{text[:40]!r} is not a number of samples: write {SAMPLES_RANGE}, e.g. 5"
         )
     return value
 

@@ -39,14 +39,18 @@ PASS_RULES = ("all", "majority")
 #: the median judgment's, is kept whole in its reason column).
 REASON_LIMIT = 500
 DEFAULT_PASS_RULE = "all"
+#: The most judgments per row: each is one judge call per row and evaluator, and a pass share from 100
+#: judgments is already within +/-10 points (95%); more buys cost, not a better verdict (a typo such as
+#: 100000000000 would otherwise plan a trillion judge calls).
+MAX_SAMPLES = 100
+SAMPLES_RANGE = f"a whole number from 1 to {MAX_SAMPLES} (each sample is one judge call per row and judge)"
 
 
 def check_samples(samples: Any, pass_rule: Any) -> int:
-    """``samples`` as a positive int; an ``EvalkitError`` naming the fix otherwise (and for an unknown rule)."""
-    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
-        raise EvalkitError(
-            f"samples={samples!r}: give the number of judgments per row, a whole number from 1"
-        )
+    """``samples`` as an int from 1 to ``MAX_SAMPLES``; an ``EvalkitError`` naming the fix otherwise (and for an
+    unknown rule)."""
+    if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= MAX_SAMPLES:
+        raise EvalkitError(f"samples={samples!r}: give the number of judgments per row, {SAMPLES_RANGE}")
     if pass_rule not in PASS_RULES:
         raise EvalkitError(f"pass_rule={pass_rule!r}: give one of {', '.join(PASS_RULES)}")
     return samples

@@ -14,6 +14,12 @@ which is reported. The zip is deterministic (sorted entries, fixed times and per
 and the same wheels give the same bytes.
 Folders whose name starts with ``_`` or ``.`` are never evaluators; ``_shared`` holds modules only.
 
+Only the evaluator's own files go in: a symbolic link in its folder (or a shared module that is one) whose
+target lies outside that folder (``passwd -> /etc/passwd``) is refused, naming every such link, so nothing
+of the machine is zipped and shipped by accident. An evaluator's name follows AgentCore's rule for evaluator
+names (``AGENTCORE_NAME``: a letter, then letters, digits and ``_``, at most 48 characters); a longer one is
+refused in one line before any file is looked at.
+
 Local runs see the same modules: ``shared_modules_importable`` puts ``<custom_dir>/_shared`` on ``sys.path``
 (right after the evaluator's folder, so the folder's files win, as in the zip) while the evaluator module is
 imported, then takes it off, as evalkit does with the evaluator's folder. The shared modules stay in
@@ -29,6 +35,7 @@ import ast
 import contextlib
 import io
 import os
+import re
 import shutil
 import sys
 import zipfile
@@ -41,6 +48,10 @@ from evalkit.spans.lambdas.handler_location import HandlerLocation, discover, fi
 from evalkit.spans.lambdas.requirements_bundle import Bundle, LambdaRuntime, bundled_requirements
 
 SHARED_FOLDER = "_shared"
+#: AgentCore's CreateEvaluator ``evaluatorName`` for a custom evaluator (botocore's bedrock-agentcore-control
+#: model: pattern ``[a-zA-Z][a-zA-Z0-9_]{0,47}``, at most 48 characters).
+AGENTCORE_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9_]{0,47}")
+AGENTCORE_NAME_MAX = 48
 #: The earliest time a zip entry can carry; every entry gets it, so builds do not depend on file times.
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 FILE_MODE = 0o100644
@@ -102,10 +113,11 @@ def plan_package(
     root = _root(custom_dir)
     folder = root / str(name)
     package = Package(name, locate_handler(name, custom_dir, handler))
-    for source in sorted(folder.rglob("*")):
-        relative = source.relative_to(folder)
-        if source.is_file() and not _skipped(relative):
-            package.entries[relative.as_posix()] = source
+    sources = [s for s in sorted(folder.rglob("*")) if not _skipped(s.relative_to(folder))]
+    _refuse_links_out(name, folder, sources)
+    for source in sources:
+        if source.is_file():
+            package.entries[source.relative_to(folder).as_posix()] = source
     _follow_imports(package, folder, root / SHARED_FOLDER, third_party)
     if third_party is not None:
         _add_third_party(package, third_party)
@@ -117,6 +129,11 @@ def locate_handler(
 ) -> HandlerLocation:
     """The handler of evaluator ``name`` to package, or an ``EvalkitError`` naming what was looked for."""
     root = _root(custom_dir)
+    if isinstance(name, str) and len(name) > AGENTCORE_NAME_MAX:
+        raise EvalkitError(
+            f"evaluator name {name[:20]!r}... ({len(name)} characters) is too long: AgentCore evaluator names "
+            f"are at most {AGENTCORE_NAME_MAX} characters (a letter, then letters, digits or _); rename the folder"
+        )
     folder = root / str(name)
     if not isinstance(name, str) or not name.isidentifier() or name[0] == "_" or not folder.is_dir():
         available = span_evaluator_names(root)
@@ -126,6 +143,18 @@ def locate_handler(
         return find_handler(name, folder, handler)
     except EvaluatorConfigError as exc:
         raise EvalkitError(f"cannot package: {exc}") from None
+
+
+def _refuse_links_out(name: str, folder: Path, sources: list[Path]) -> None:
+    """Refuse the symbolic links among ``sources`` whose target is outside ``folder`` (module docs)."""
+    home = folder.resolve()
+    leaving = [s for s in sources if s.is_symlink() and not s.resolve().is_relative_to(home)]
+    if leaving:
+        links = ", ".join(f"{s} -> {os.readlink(s)}" for s in leaving)
+        raise EvalkitError(
+            f"cannot package '{name}': symbolic links leave the evaluator folder {folder}: {links}; copy what "
+            "the evaluator needs into the folder, or remove the links"
+        )
 
 
 def _add_third_party(package: Package, installed: Path) -> None:
@@ -176,6 +205,7 @@ def _follow_imports(package: Package, folder: Path, shared: Path, third_party: P
                 files = sorted((folder / top).rglob("*.py"))
                 todo.extend((p, True) for p in files if not _skipped(p.relative_to(folder)))
             elif (shared / f"{top}.py").is_file():
+                _refuse_links_out(name, shared, [shared / f"{top}.py"])
                 if top not in package.shared:
                     package.shared.append(top)
                     package.entries[f"{top}.py"] = shared / f"{top}.py"

@@ -13,6 +13,10 @@ them). pip reads its usual settings, so ``PIP_INDEX_URL``, ``PIP_FIND_LINKS`` an
 where the wheels come from (a wheelhouse, a mirror). ``--no-compile``: bytecode files carry install times,
 and the zip must be the same bytes for the same wheels; Lambda compiles in memory at import.
 
+The file is read as documents are (``evalkit.documents.json_input.read_limited``: a regular file only, never a
+named pipe or a device such as ``/dev/zero``, and no larger than ``EVALKIT_MAX_DOCUMENT_BYTES``), once: pip is
+given a copy of the bytes checked, never the path again.
+
 ``LambdaRuntime`` is the target: Python 3.12 on x86_64 unless told otherwise. Lambda's python3.12 and later
 runtimes run on Amazon Linux 2023 (glibc 2.34), the earlier ones on Amazon Linux 2 (glibc 2.26): wheels up to
 that manylinux level are accepted.
@@ -29,7 +33,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalkit.errors import EvalkitError
+from evalkit.documents.json_input import read_limited
+from evalkit.errors import DocumentError, EvalkitError
 
 ARCHITECTURES = {"x86_64": "x86_64", "arm64": "aarch64"}
 DEFAULT_PYTHON = "3.12"
@@ -79,15 +84,27 @@ class Bundle:
     installed: list[str] = field(default_factory=list)
 
 
-def read_pinned(path: str | os.PathLike) -> list[str]:
-    """The requirements of ``path``, each ``name==version``; an error naming the first line that is not."""
+def read_requirements(path: str | os.PathLike) -> str:
+    """The text of the requirements file ``path``, read through the input checks of documents (module docs)."""
     source = Path(path)
     try:
-        text = source.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise EvalkitError(f"{source}: requirements file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        return read_limited(source, what="requirements file").decode("utf-8")
+    except DocumentError as exc:
+        message = str(exc)
+        if message.endswith(": no such file"):
+            raise EvalkitError(f"{source}: requirements file not found") from None
+        message = message.replace("not a JSON requirements file", "not a requirements file")
+        raise EvalkitError(f"cannot read the requirements file {message}") from None
+    except UnicodeDecodeError as exc:
         raise EvalkitError(f"{source}: cannot read the requirements file ({exc})") from None
+
+
+def read_pinned(path: str | os.PathLike, text: str | None = None) -> list[str]:
+    """The requirements of ``path`` (or of its ``text``, already read), each ``name==version``; an error
+    naming the first line that is not."""
+    source = Path(path)
+    if text is None:
+        text = read_requirements(source)
     pins = []
     for number, line in _logical_lines(text):
         line = _HASH.sub("", f" {line}").strip()
@@ -125,10 +142,13 @@ def _logical_lines(text: str):
 def bundled_requirements(path: str | os.PathLike, runtime: LambdaRuntime):
     """Install the pinned requirements of ``path`` for ``runtime`` into a temporary folder; yield the
     ``Bundle`` (the folder is removed afterwards)."""
-    pins = read_pinned(path)
+    text = read_requirements(path)
+    pins = read_pinned(path, text)
     with tempfile.TemporaryDirectory(prefix="evalkit-lambda-") as temp:
         folder = Path(temp) / "site"
-        _pip_install(Path(path), folder, runtime)
+        checked = Path(temp) / "requirements.txt"
+        checked.write_text(text, encoding="utf-8")
+        _pip_install(checked, folder, runtime, shown=Path(path))
         yield Bundle(folder, runtime, pins, _installed(folder))
 
 
@@ -157,8 +177,12 @@ def pip_command(requirements: Path, folder: Path, runtime: LambdaRuntime) -> lis
     ]
 
 
-def _pip_install(requirements: Path, folder: Path, runtime: LambdaRuntime) -> None:
+def _pip_install(
+    requirements: Path, folder: Path, runtime: LambdaRuntime, *, shown: Path | None = None
+) -> None:
+    """pip installs ``requirements`` (the copy read; ``shown``, the user's file, is named in messages)."""
     command = pip_command(requirements, folder, runtime)
+    requirements = shown or requirements
     try:
         done = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     except OSError as exc:
