@@ -154,6 +154,7 @@ def evaluate(
     results: list[pd.DataFrame] = []  # every evaluator's result columns, joined to the table at the end
 
     def score_all(bar) -> tuple[list, dict]:
+        results.clear()  # the Batch API's runs score twice: requests first, then their answers
         scored_specs = []
         timings = {}
         whole = {n: ev for n, ev in resolved.items() if n not in juries and repeats[n] == 1}
