@@ -13,6 +13,7 @@ CORPUS = Path(__file__).resolve().parent / "reference" / "m365-copilot-eval"
 
 #: sha256 prefixes of every vendored data file (an upstream refresh updates this table on purpose).
 MANIFEST = {
+    "legacy/example_prompts_alt.json": "80d5f9e26143e486",
     "samples/complex.json": "9307a393a3024b53",
     "samples/example_prompts.json": "3a5e2150412f155a",
     "samples/example_prompts_alt.json": "2d9623668df44872",

@@ -203,7 +203,7 @@ def _run(args) -> int:
         samples=args.samples,
         pass_rule=args.pass_rule,
         batch=args.batch,
-        copy=False,  # scored in place: no unscored copy beside the scored table at the run's peak
+        copy=False,  # no unscored copy beside the scored table at the run's peak: it shares the columns
         processes=usable_cores(),  # large tables: the deterministic evaluators on every core
     )
     del df  # with --agent the answered table is a new one: the unscored one goes

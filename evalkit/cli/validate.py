@@ -1,7 +1,7 @@
 """``evalkit validate DOC [DOC ...]``: check eval documents against the schema exactly as written on disk.
 
-Unlike ``evalkit run`` and ``evalkit load``, which upgrade legacy forms (a bare JSON array of items, a
-document without ``schemaVersion``) in memory, this command judges the file itself: it is what CI runs to
+Unlike ``evalkit run`` and ``evalkit load``, which upgrade legacy forms (a bare JSON array of items, the
+``prompts`` / ``expected_responses`` lists, a document without ``schemaVersion``) in memory, this command judges the file itself: it is what CI runs to
 keep committed documents valid for every tool that reads them.
 
 Output: ``OK <path>`` on stdout for each valid file; for an invalid or unreadable one, ``Error: ...`` with
@@ -65,6 +65,12 @@ def _legacy_note(doc: Any) -> str | None:
         return (
             "this is the legacy bare-array form; `evalkit run` and `evalkit load` upgrade it in memory, "
             f'but the file itself needs {{"schemaVersion": "{LATEST_VERSION}", "items": [...]}}'
+        )
+    if isinstance(doc, dict) and "items" not in doc and isinstance(doc.get("prompts"), list):
+        return (
+            "this is the legacy 'prompts' / 'expected_responses' form; `evalkit run` and `evalkit load` "
+            "upgrade it in memory, but the file itself needs "
+            f'{{"schemaVersion": "{LATEST_VERSION}", "items": [{{"prompt": ..., "expected_response": ...}}]}}'
         )
     if isinstance(doc, dict) and "schemaVersion" not in doc:
         return (

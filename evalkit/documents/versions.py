@@ -31,6 +31,10 @@ def upgrade(doc, source: str):
     """Return a schema-v1 document for ``doc``: legacy forms are upgraded in memory, never on disk.
 
     - a bare array ``[{"prompt", "expected_response"}, ...]`` becomes ``{"schemaVersion", "items"}``;
+    - the parallel lists ``{"prompts": [...], "expected_responses": [...]}`` (upstream's
+      ``samples/example_prompts_alt.json``, which the upstream CLI still reads) become items, the i-th
+      prompt with the i-th expected response (the lists must be as long; ``expected_responses`` may be
+      absent);
     - an object without ``schemaVersion`` gets one;
     - a future major version (2.x and later) is refused, naming the version.
     """
@@ -52,6 +56,8 @@ def upgrade(doc, source: str):
             f"{shown(source)}: the results of 'evalkit spans eval' (span evaluation results), not an eval "
             "document or a run of one; give an eval document, or a folder written by 'evalkit run DOC --out DIR'."
         )
+    if "items" not in doc and isinstance(doc.get("prompts"), list):
+        doc = _prompt_lists(doc, source)
     version = doc.get("schemaVersion")
     if version is None:
         warnings.warn(
@@ -75,3 +81,31 @@ def upgrade(doc, source: str):
             stacklevel=3,
         )
     return doc
+
+
+def _prompt_lists(doc: dict, source: str) -> dict:
+    """The legacy ``{"prompts": [...], "expected_responses": [...]}`` document as items (see ``upgrade``);
+    its other fields are kept."""
+    prompts = doc["prompts"]
+    expected = doc.get("expected_responses")
+    if expected is not None and (not isinstance(expected, list) or len(expected) != len(prompts)):
+        count = (
+            f"{len(expected)} in 'expected_responses'"
+            if isinstance(expected, list)
+            else "'expected_responses'"
+        )
+        raise DocumentError(
+            f"{shown(source)}: legacy 'prompts' / 'expected_responses' document: {len(prompts)} prompts but "
+            f"{count}; give a list of one expected response per prompt, or leave 'expected_responses' out."
+        )
+    items = [{"prompt": prompt} for prompt in prompts]
+    for item, response in zip(items, expected or [], strict=False):
+        item["expected_response"] = response
+    warnings.warn(
+        f"{shown(source)}: legacy 'prompts' / 'expected_responses' document upgraded in memory to items "
+        f"(schemaVersion {doc.get('schemaVersion', LATEST_VERSION)}; the file is unchanged).",
+        EvalkitWarning,
+        stacklevel=4,
+    )
+    rest = {k: v for k, v in doc.items() if k not in ("prompts", "expected_responses")}
+    return {"schemaVersion": LATEST_VERSION, **rest, "items": items}

@@ -44,6 +44,8 @@ from evalkit.judges.pool import JudgePool
 from evalkit.judges.run_summary import JudgeRun
 
 log = logging.getLogger("evalkit.engine")
+#: The columns ``apply_statuses`` sets, joined with the result columns so that it inserts none.
+STATUS_COLUMNS = ("status", "error_code", "error_message")
 
 EvaluatorSpec = "Callable[..., dict] | dict | None"
 
@@ -103,9 +105,10 @@ def evaluate(
         samples: judge every row of every LLM judge this many times (each its own cache entry) and combine them
             by ``pass_rule`` (``all``: every judgment passed; ``majority``), see ``evaluators.samples``.
         batch: every judge call through the OpenAI / Azure OpenAI Batch API, at its price (``judges.batch``).
-        copy: False adds the result columns to ``df`` itself and returns it, for a caller that drops its
-            unscored table anyway (the CLI: the copy is 11 MB at 100,000 rows, at the run's peak). With an
-            ``agent`` the answered table is a new one either way.
+        copy: False does not copy ``df`` first: the scored table returned shares ``df``'s own columns (the
+            result columns are joined to them), for a caller that drops its unscored table anyway (the CLI: the
+            copy is 11 MB at 100,000 rows, at the run's peak). With an ``agent`` the answered table is a new
+            one either way.
         processes: score the built-in deterministic evaluators of a large table (``forked_parts.SPLIT_ROWS``
             rows or more) over this many processes, forked from this one, each on a part of the rows; the
             results are the same (the CLI passes its usable cores). Forking is skipped where it is not safe.
@@ -148,7 +151,10 @@ def evaluate(
     repeats = {name: samples if isinstance(ev, LLMJudge) else 1 for name, ev in resolved.items()}
     total = int(sum(m.sum() * repeats[name] for name, m in work.items()))
 
+    results: list[pd.DataFrame] = []  # every evaluator's result columns, joined to the table at the end
+
     def score_all(bar) -> tuple[list, dict]:
+        results.clear()  # the Batch API's runs score twice: requests first, then their answers
         scored_specs = []
         timings = {}
         whole = {n: ev for n, ev in resolved.items() if n not in juries and repeats[n] == 1}
@@ -181,10 +187,13 @@ def evaluate(
             parts = judged_k_times(evaluator, samples, pass_rule, score)
         else:
             parts = score_one(evaluator, rows, mask, adhoc=name in adhoc)
-        _attach(table, evaluator.key, parts)
-        del parts  # its arrays are copied into the table: not alive beside the next evaluator's
+        columns = _result_columns(table.index, evaluator.key, parts)
+        del parts  # its arrays are copied into the columns: not alive beside the next evaluator's
         if name in juries:  # the per-row spread as a result column of its own
-            table[f"{evaluator.key}_jury_spread"] = spread_column(table[f"{evaluator.key}_details"])
+            details = pd.Series(columns[f"{evaluator.key}_details"], index=table.index)
+            columns[f"{evaluator.key}_jury_spread"] = spread_column(details)
+        results.append(pd.DataFrame(columns, index=table.index))  # a block per dtype
+        del columns
         scored_specs.append(
             {
                 "name": name,
@@ -204,6 +213,7 @@ def evaluate(
         with progress_bar(total=total, enabled=progress) as bar:
             scored_specs, timings = score_all(bar)
 
+    table = _joined(table, results)
     apply_statuses(table, [s["key"] for s in scored_specs])
     if samples > 1:
         sampled = [resolved[s["name"]].key for s in scored_specs if repeats[s["name"]] > 1]
@@ -319,14 +329,16 @@ def _resolve(names_where: dict[str, str], custom_dir, reuse: dict | None, import
     return {name: known[name] for name in names_where}
 
 
-def _attach(table: pd.DataFrame, key: str, parts: list[pd.DataFrame]) -> None:
-    """Add the ``<key>_*`` columns; rows that did not ask keep empty values (None / NaN).
+def _result_columns(index: pd.Index, key: str, parts: list[pd.DataFrame]) -> dict[str, np.ndarray]:
+    """The ``<key>_*`` columns of one evaluator over the rows of ``index``; rows that did not ask keep empty
+    values (None / NaN).
 
     Scores stay numeric unless an evaluator returns booleans (exactMatch), which are kept as such.
     """
-    n = len(table)
+    n = len(index)
+    columns = {}
     parts = [p for p in parts if len(p)]
-    places = [table.index.get_indexer(p.index) for p in parts]  # once per part, not once per column
+    places = [index.get_indexer(p.index) for p in parts]  # once per part, not once per column
     for column in RESULT_COLUMNS:
         target = score_column(key) if column == "score" else f"{key}_{column}"
         sources = [(at, p[column].to_numpy()) for at, p in zip(places, parts, strict=True)]
@@ -342,7 +354,36 @@ def _attach(table: pd.DataFrame, key: str, parts: list[pd.DataFrame]) -> None:
         if column == "error":  # messages from servers and user code: no key leaves the process
             present = np.flatnonzero(pd.notna(values))
             values[present] = redact_many(values[present].tolist())
-        table[target] = values
+        columns[target] = values
+    return columns
+
+
+def _joined(table: pd.DataFrame, results: list[pd.DataFrame]) -> pd.DataFrame:
+    """``table`` with every evaluator's result columns (``results``: a frame per evaluator) and the status
+    columns ``apply_statuses`` fills: those it already has (a scored table scored again) replaced in place,
+    the new ones joined at once.
+
+    Inserted one by one, the columns of a run of many evaluators left a fragmented frame (a block per
+    column), slow to use, and pandas' PerformanceWarning; each evaluator's frame holds a block per dtype.
+    ``pd.concat`` joins them with copy-on-write on: the one way pandas 2 joins frames without consolidating
+    the table's own blocks, which copies every input column (+70 MB of peak memory on a 100,000-row run).
+    """
+    frames = []
+    for frame in results:
+        for name in [c for c in frame.columns if c in table.columns]:
+            table[name] = frame.pop(name)
+        if len(frame.columns):
+            frames.append(frame)
+    placeholders = [c for c in STATUS_COLUMNS if c not in table.columns]
+    if placeholders:
+        frames.append(pd.DataFrame({c: None for c in placeholders}, index=table.index))
+    if not frames:
+        return table
+    attrs = table.attrs
+    with pd.option_context("mode.copy_on_write", True):
+        joined = pd.concat([table, *frames], axis=1)
+    joined.attrs = attrs
+    return joined
 
 
 def _prepare_judges(

@@ -19,7 +19,14 @@ from typing import Any
 
 from evalkit.testing.protocol import message_text
 
-__all__ = ["Reply", "extract_fields", "heuristic_judge", "judge_score", "rating_scale_answer"]
+__all__ = [
+    "Reply",
+    "declared_shape",
+    "extract_fields",
+    "heuristic_judge",
+    "judge_score",
+    "rating_scale_answer",
+]
 
 
 @dataclass
@@ -274,6 +281,44 @@ def rating_scale_answer(system: str, user: str) -> str | None:
     return json.dumps({"explanation": reason, "label": labels[index]})
 
 
+_OBJECT_START = re.compile(r'\{\s*"')
+_SCHEMA_SAMPLES = {"integer": 0, "number": 0.0, "boolean": False, "array": [], "object": {}, "null": None}
+
+
+def declared_shape(template: str, body: Mapping[str, Any]) -> dict | None:
+    """The JSON object a prompt asks for, when it is not a score: the properties of a ``json_schema``
+    ``response_format`` (each a sample of its type: its first ``enum`` value, 0, 0.0, false, a text), else the
+    first JSON object its own words show (``Only provide a response of {"apology": 0} or {"apology": 1}``:
+    ``{"apology": 0}``, the first example, deterministically). A ``.prompty``'s ``outputs:`` name the keys
+    promptflow takes from the answer, and a prompt states them in its instructions; the server never sees
+    the ``.prompty`` itself. None when the prompt shows no shape."""
+    response_format = body.get("response_format")
+    json_schema = response_format.get("json_schema") if isinstance(response_format, Mapping) else None
+    schema = json_schema.get("schema") if isinstance(json_schema, Mapping) else None
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if isinstance(properties, Mapping) and properties:
+        return {key: _schema_sample(spec) for key, spec in properties.items()}
+    decoder = json.JSONDecoder()
+    for start in _OBJECT_START.finditer(template):
+        try:
+            value, _ = decoder.raw_decode(template, start.start())
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _schema_sample(spec: Any) -> Any:
+    if not isinstance(spec, Mapping):
+        return "Test answer"
+    if isinstance(spec.get("enum"), list) and spec["enum"]:
+        return spec["enum"][0]
+    kind = spec.get("type")
+    kind = next((k for k in kind if k != "null"), "string") if isinstance(kind, list) else kind
+    return _SCHEMA_SAMPLES.get(kind, "Test answer")
+
+
 def heuristic_judge(request: Mapping[str, Any]) -> str:
     """Deterministic model answer for a chat-completions request (a ``server.requests`` record or a body).
 
@@ -296,7 +341,9 @@ def heuristic_judge(request: Mapping[str, Any]) -> str:
       * asks for ``<S2>`` tags -> ``<S0>...</S0><S1>reason</S1><S2>N</S2>``;
       * JSON (``response_format`` json_object/json_schema, or "JSON" in the prompt) and "score" in the
         prompt -> ``{"reason", "score", "status": "completed"}`` when the prompt defines a ``status`` key
-        (azure-ai-evaluation's judges), else ``{"score": N, "reason": ...}``; JSON without "score" ->
+        (azure-ai-evaluation's judges), else ``{"score": N, "reason": ...}``; JSON without "score" -> the
+        shape the prompt declares (``declared_shape``: promptflow's apology sample asks for
+        ``{"apology": 0}`` or ``{"apology": 1}`` and its ``outputs:`` take ``apology``), else
         ``{"answer": <text answer>}``;
       * asks for a single integer/number/score -> ``"N"``;
       * otherwise a short plain-text answer naming the start of the last user message.
@@ -326,7 +373,8 @@ def heuristic_judge(request: Mapping[str, Any]) -> str:
         return f"This is a test answer from the evalkit model server to: {gist}" if gist else "Hello."
     schema = json.dumps(body.get("response_format") or "")
     if wanted == "json" and not re.search(r"\bscore\b", template + schema, re.IGNORECASE):
-        return json.dumps({"answer": "Test answer to: " + " ".join(last_user.split()[:12])})
+        gist = "Test answer to: " + " ".join(last_user.split()[:12])
+        return json.dumps(declared_shape(template, body) or {"answer": gist})
     score, reason = judge_score(fields)
     if wanted == "tags":
         return f"<S0>Let's think step by step: {reason}</S0><S1>{reason}</S1><S2>{score}</S2>"

@@ -68,6 +68,43 @@ def test_legacy_bare_array_is_upgraded_in_memory_only(tmp_path):
     assert evalkit.to_document(df)["schemaVersion"] == LATEST_VERSION
 
 
+def test_upstream_legacy_prompt_lists_are_upgraded_in_memory_only(reference):
+    # upstream's samples/example_prompts_alt.json, which the upstream CLI still reads
+    path = reference / "m365-copilot-eval/legacy/example_prompts_alt.json"
+    text = path.read_text()
+    legacy = json.loads(text)
+    with pytest.warns(EvalkitWarning) as caught:
+        df = evalkit.load(path)
+    assert [str(w.message) for w in caught] == [
+        f"{path}: legacy 'prompts' / 'expected_responses' document upgraded in memory to items "
+        f"(schemaVersion {LATEST_VERSION}; the file is unchanged)."
+    ]
+    assert path.read_text() == text
+    assert df["prompt"].tolist() == legacy["prompts"]
+    assert df["expected_response"].tolist() == legacy["expected_responses"]
+    assert evalkit.to_document(df) == {
+        "schemaVersion": LATEST_VERSION,
+        "items": [
+            {"prompt": p, "expected_response": e}
+            for p, e in zip(legacy["prompts"], legacy["expected_responses"], strict=True)
+        ],
+    }
+
+
+def test_legacy_prompt_lists_keep_their_other_fields_and_need_one_expected_response_per_prompt():
+    doc = {"schemaVersion": "1.4.0", "default_evaluators": {"ExactMatch": {}}, "prompts": ["a", "b"]}
+    with pytest.warns(EvalkitWarning, match=r"schemaVersion 1\.4\.0; the file is unchanged"):
+        df = evalkit.load(doc)
+    assert df["prompt"].tolist() == ["a", "b"] and df["expected_response"].tolist() == ["", ""]
+    assert evalkit.to_document(df)["default_evaluators"] == {"ExactMatch": {}}
+    with pytest.raises(DocumentError) as caught:
+        evalkit.load({"prompts": ["a", "b"], "expected_responses": ["x"]})
+    assert str(caught.value) == (
+        "<document>: legacy 'prompts' / 'expected_responses' document: 2 prompts but 1 in 'expected_responses'; "
+        "give a list of one expected response per prompt, or leave 'expected_responses' out."
+    )
+
+
 def test_missing_schema_version_is_upgraded_with_a_warning(tmp_path):
     path = tmp_path / "old.json"
     path.write_text(json.dumps({"items": [{"prompt": "Hi"}]}))

@@ -463,6 +463,10 @@ def test_cli_judges_legacy_forms_as_written(tmp_path, capsys):
     err = capsys.readouterr().err
     assert 'schemaVersion: is required (add "schemaVersion": "1.11.0")' in err
     assert "`evalkit run` and `evalkit load`" in err
+    lists = _write(tmp_path, "lists.json", {"prompts": ["a"], "expected_responses": ["b"]})
+    assert _run_cli(lists) == 2
+    err = capsys.readouterr().err
+    assert "  note: this is the legacy 'prompts' / 'expected_responses' form; `evalkit run` and" in err
 
 
 def test_register_adds_the_validate_subcommand():

@@ -12,8 +12,10 @@ records responses, errors and missing fields, with ExactMatch, PartialMatch and 
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -80,10 +82,22 @@ def test_a_scored_table_scored_again_keeps_the_first_results(loaded):
     )
 
 
-def test_copy_false_scores_the_callers_table_itself_with_the_same_results(loaded):
+def test_copy_false_scores_the_callers_columns_without_copying_them_with_the_same_results(loaded):
     """The CLI's way (issue 20's memory): no copy of a table its caller drops anyway; same results."""
     expected = evalkit.evaluate(loaded, progress=False)
     own = loaded.copy()
     scored = evalkit.evaluate(own, progress=False, copy=False)
-    assert scored is own
+    assert np.shares_memory(scored["prompt"].to_numpy(), own["prompt"].to_numpy())
     pd.testing.assert_frame_equal(scored, expected)
+
+
+def test_many_evaluators_leave_no_fragmented_frame_and_no_pandas_warning(loaded):
+    # 30 evaluators, 8 result columns each: inserted one by one, pandas warned "DataFrame is highly
+    # fragmented" from the 100th column on.
+    checks = {f"check{i}": (lambda **_: {"score": 1, "reason": "ok"}) for i in range(30)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scored = evalkit.evaluate(loaded, evaluators=checks, progress=False)
+        assert scored["check29_result"].eq("pass").all()
+        scored["more"] = 1  # the table returned is not fragmented either
+    assert scored.attrs["evalkit"]["scored"][-1]["name"] == "check29"

@@ -24,10 +24,9 @@ from evalkit.evaluators.deterministic.toolcalls import (
     ToolCallSelection,
 )
 from evalkit.spans.reading.tool_calls import (
+    call_names,
     span_tool_identity,
-    split_tool_name,
     tool_calls_from_spans,
-    tool_identifier,
 )
 
 ORGS = ("github", "orgs_get")
@@ -151,64 +150,66 @@ def test_evaluator_attributes_and_export():
 
 
 @pytest.mark.parametrize(
-    ("name", "identity"),
+    "name",
     [
-        ("github_orgs_get", ("github", "orgs_get")),
-        ("learnmicro_microsoft_docs_search", ("learnmicro", "microsoft_docs_search")),
-        ("zavainsurance_get-claim-summary", ("zavainsurance", "get-claim-summary")),
-        ("github.orgs_get", ("github", "orgs_get")),  # the first separator wins, whichever it is
-        ("a_b.c", ("a", "b.c")),
-        ("  github_orgs_get ", ("github", "orgs_get")),
-        ("search", (None, "search")),  # no namespace: plugin unparseable
-        ("_search", (None, "search")),
-        ("github_", ("github", None)),
-        ("", (None, None)),
-        (None, (None, None)),
-    ],
-)
-def test_split_tool_name(name, identity):
-    assert split_tool_name(name) == identity
-
-
-@pytest.mark.parametrize(
-    "identifier",
-    [
+        "identify_broker",  # LangGraph, pydantic-ai, the Agents SDK, Strands: snake_case is no namespace
         "github_orgs_get",
-        "learnmicro_microsoft_docs_search",
-        "learnmicro_microsoft_docs_fetch",
+        "github.orgs_get",
         "zavainsurance_get-claim-summary",
+        "search",
+        "_search",
     ],
 )
-def test_split_round_trips_the_upstream_identifier(identifier):
-    assert tool_identifier(*split_tool_name(identifier)) == identifier
+def test_a_tools_whole_name_is_its_function_name(name):
+    assert span_tool_identity(tool_span(name)) == (None, name)
+    assert span_tool_identity(tool_span(f"  {name} ")) == (None, name)
 
 
 def test_tool_name_precedence_and_span_name_fallback():
-    assert span_tool_identity(tool_span("github_orgs_get")) == ORGS
     # gen_ai.tool.name beats tool.name beats traceloop.entity.name beats the span name.
     s = tool_span("x_y", **{"gen_ai.tool.name": "a_b", "tool.name": "c_d", "traceloop.entity.name": "e_f"})
-    assert span_tool_identity(s) == ("a", "b")
+    assert span_tool_identity(s) == (None, "a_b")
     s = tool_span("x_y", **{"tool.name": "c_d", "traceloop.entity.name": "e_f"})
-    assert span_tool_identity(s) == ("c", "d")
+    assert span_tool_identity(s) == (None, "c_d")
     s = tool_span("x_y", **{"gen_ai.tool.name": "  ", "traceloop.entity.name": "e_f"})
-    assert span_tool_identity(s) == ("e", "f")
+    assert span_tool_identity(s) == (None, "e_f")
 
 
 @pytest.mark.parametrize(
     ("tool", "attributes", "identity"),
     [
-        ("orgs_get", {"evalkit.tool.plugin": "gh", "evalkit.tool.function": "org"}, ("gh", "org")),
+        ("orgs_get", {"evalkit.tool.plugin": "github"}, ("github", "orgs_get")),
         ("github_orgs_get", {"evalkit.tool.plugin": "github"}, ("github", "orgs_get")),  # prefix removed
         ("github.orgs_get", {"evalkit.tool.plugin": "github"}, ("github", "orgs_get")),
         ("get_weather", {"evalkit.tool.plugin": "weather"}, ("weather", "get_weather")),  # no prefix: whole
-        ("github_orgs_get", {"evalkit.tool.function": "orgs_get"}, ("github", "orgs_get")),  # suffix removed
-        ("get_weather", {"evalkit.tool.function": "get_weather"}, (None, "get_weather")),  # whole name
-        ("github_list", {"evalkit.tool.function": "orgs_get"}, ("github", "orgs_get")),  # split plugin
-        ("github_orgs_get", {"evalkit.tool.plugin": "  "}, ("github", "orgs_get")),  # blank: no override
+        ("github_orgs_get", {"evalkit.tool.plugin": "  "}, (None, "github_orgs_get")),  # blank: no plugin
+        ("search", {"mcp.server.name": "learnmicro"}, ("learnmicro", "search")),  # an MCP server's tool
+        ("search", {"mcp.server.name": "docs", "evalkit.tool.plugin": "kb"}, ("kb", "search")),
+        # no library's attribute names a namespace: neither the model provider nor a function override
+        (
+            "get_weather",
+            {"gen_ai.system": "openai", "evalkit.tool.function": "weather"},
+            (None, "get_weather"),
+        ),
     ],
 )
-def test_override_attributes(tool, attributes, identity):
+def test_a_plugin_only_where_a_namespace_is_known(tool, attributes, identity):
     assert span_tool_identity(tool_span(tool, **attributes)) == identity
+
+
+@pytest.mark.parametrize(
+    ("identity", "captured", "names"),
+    [
+        (("github", "orgs_get"), None, ["github_orgs_get"]),
+        ((None, "identify_broker"), None, ["identify_broker"]),
+        (("learnmicro", "search"), "search", ["learnmicro_search", "search"]),
+        ((None, "search"), "search", ["search"]),
+        (("github", None), None, []),
+        ((None, None), None, []),
+    ],
+)
+def test_call_names(identity, captured, names):
+    assert call_names(identity, captured) == names
 
 
 def test_no_spans_is_no_evidence():
@@ -230,18 +231,19 @@ def test_tool_calls_from_spans():
         tool_span("github_orgs_get", start=40, status="ERROR"),
         tool_span("github_orgs_get", start=50, status="UNSET", **{"http.status_code": "201"}),
     ]
+    # Each tool is named as the agent called it: no plugin where the spans name no namespace.
     assert tool_calls_from_spans(spans) == {
         "selected_functions": [
-            ident("github", "orgs_get"),
+            ident(None, "github_orgs_get"),
             ident(None, "search"),
-            ident("github", "repos_list"),
+            ident(None, "github_repos_list"),
         ],
         "executions": [
-            execution("github", "orgs_get", 200),
+            execution(None, "github_orgs_get", 200),
             execution(None, "search", 200),
-            execution("github", "repos_list", 404),
-            execution("github", "orgs_get", 500),
-            execution("github", "orgs_get", 201),
+            execution(None, "github_repos_list", 404),
+            execution(None, "github_orgs_get", 500),
+            execution(None, "github_orgs_get", 201),
         ],
     }
 
@@ -279,12 +281,12 @@ def test_status_absent_and_odd_shapes():
 
 def test_repeated_span_ids_count_once():
     s = tool_span("github_orgs_get", span_id="00000000000000ff")
-    assert tool_calls_from_spans([s, dict(s)])["executions"] == [execution("github", "orgs_get")]
+    assert tool_calls_from_spans([s, dict(s)])["executions"] == [execution(None, "github_orgs_get")]
 
 
 def test_loaded_span_frame_is_accepted():
     frame = pd.DataFrame({"document": [tool_span("github_orgs_get")]})
-    assert tool_calls_from_spans(frame)["selected_functions"] == [ident("github", "orgs_get")]
+    assert tool_calls_from_spans(frame)["selected_functions"] == [ident(None, "github_orgs_get")]
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -369,6 +371,24 @@ def test_selection_evidence_from_spans():
     assert_fail(selection(None, calls(REPOS), spans=[span("chat")]), "missing expected tool(s) github_repos")
 
 
+def test_an_entry_without_a_plugin_is_the_expected_call_its_whole_name_identifies():
+    # LangGraph, pydantic-ai, Strands...: the spans name the tool, no namespace; the expected call
+    # {"plugin_name": "identify", "function_name": "broker"} is the upstream identifier identify_broker.
+    broker = ("identify", "broker")
+    spans = [tool_span("identify_broker"), tool_span("get_stock_data")]
+    assert_pass(selection(None, calls(broker, ("get", "stock_data")), spans=spans))
+    out = selection(None, calls(broker, allow_additional_calls=False), spans=spans)
+    assert_fail(out, "unexpected additional tool(s) get_stock_data (allow_additional_calls is false)")
+    assert_pass(executed(None, calls(broker), spans=spans))
+    out = executed(None, calls(broker, broker), spans=spans)
+    assert_fail(out, "identify_broker: 1 successful execution of 2 required")
+    # The same from a document's diagnostics.tool_calls, as to-document writes it.
+    tc = evidence([(None, "github_orgs_get")], [(None, "github_orgs_get")])
+    assert_pass(selection(tc, calls(ORGS, allow_additional_calls=False)))
+    assert_pass(executed(tc, calls(ORGS)))
+    assert_fail(selection(tc, calls(REPOS)), "missing expected tool(s) github_repos_list")
+
+
 def test_selection_tool_calls_take_precedence_over_spans():
     spans = [tool_span("github_orgs_get")]
     assert_fail(selection(evidence([]), calls(ORGS), spans=spans), "missing")
@@ -381,7 +401,7 @@ def test_selection_tool_calls_take_precedence_over_spans():
 
 def test_selection_partial_entry_could_be_the_missing_tool():
     out = selection(evidence([(None, "orgs_get")]), calls(ORGS))
-    assert_indeterminate(out, "<unknown plugin>_orgs_get", "github_orgs_get")
+    assert_indeterminate(out, "unknown plugin or function name (orgs_get)", "github_orgs_get")
     assert_indeterminate(selection(evidence([("github", None)]), calls(ORGS)), "github_<unknown function>")
     tc = {"selected_functions": [ident(None, None)], "executions": []}
     assert_indeterminate(selection(tc, calls(ORGS)), "<unknown tool>")
@@ -680,23 +700,40 @@ def test_tool_call_not_allowed_from_spans():
 
 
 def test_tool_call_not_allowed_identifiers():
-    # The canonical plugin_function form and the name as captured both identify a span's call.
-    assert tool_call_not_allowed([tool_span("github.orgs_get")], DEFAULT) is None
+    # An entry ns_tool allows the call (ns, tool) and the tool whose whole name is ns_tool; nothing else.
+    assert tool_call_not_allowed([tool_span("identify_broker")], ["identify_broker"]) is None
     assert tool_call_not_allowed([tool_span("github.orgs_get")], ["github.orgs_get"]) is None
+    assert tool_call_not_allowed([tool_span("github.orgs_get")], DEFAULT) == (
+        "Tool call 'github.orgs_get' is not allowed (allowed_tools: 'github_orgs_get')."
+    )
     assert tool_call_not_allowed([tool_span("search")], ["search"]) is None
     assert tool_call_not_allowed([tool_span("search")], DEFAULT) == (
         "Tool call 'search' is not allowed (allowed_tools: 'github_orgs_get')."
     )
     overridden = tool_span("orgs_get", **{"evalkit.tool.plugin": "github"})
     assert tool_call_not_allowed([overridden], DEFAULT) is None
+    # An MCP server's tool answers to server_tool and to its name as the agent called it.
+    mcp = tool_span("docs_search", **{"mcp.server.name": "learnmicro"})
+    assert tool_call_not_allowed([mcp], ["learnmicro_docs_search"]) is None
+    assert tool_call_not_allowed([mcp], ["docs_search"]) is None
+    assert tool_call_not_allowed([mcp], ["learnmicro_search"]) == (
+        "Tool call 'learnmicro_docs_search' is not allowed (allowed_tools: 'learnmicro_search')."
+    )
 
 
 def test_tool_call_not_allowed_from_tool_calls():
     assert tool_call_not_allowed(evidence([ORGS], [ORGS]), DEFAULT) is None
     assert "learnmicro_microsoft_docs_search" in tool_call_not_allowed(evidence([ORGS], [DOCS]), DEFAULT)
     assert "learnmicro_microsoft_docs_search" in tool_call_not_allowed(evidence([DOCS], None), DEFAULT)
+    # An entry without a plugin is named by its function name (to-document writes tools so).
+    assert tool_call_not_allowed(evidence([(None, "github_orgs_get")], []), DEFAULT) is None
     msg = tool_call_not_allowed(evidence([(None, "orgs_get")], []), DEFAULT)
-    assert msg is not None and "<unknown plugin>_orgs_get" in msg and "incomplete identity" in msg
+    assert msg == "Tool call 'orgs_get' is not allowed (allowed_tools: 'github_orgs_get')."
+    msg = tool_call_not_allowed(evidence([("github", None)], []), DEFAULT)
+    assert msg == (
+        "Tool call github_<unknown function> has an incomplete identity and cannot be matched against "
+        "allowed_tools ('github_orgs_get')."
+    )
 
 
 def test_tool_call_not_allowed_without_calls():

@@ -149,7 +149,7 @@ def test_passing_labels_choose_what_the_gate_counts(judge_env, tmp_path, capsys)
     out = tmp_path / "out"
     argv = ["spans", "eval", str(DATA), "--custom-dir", str(tmp_path), "--out", str(out), "--evaluator"]
     assert run_cli([*argv, "agreeable", "--fail-under", "100%"]) == 0
-    assert f"Pass rate 100.0% ({TRACES} of {TRACES} results" in capsys.readouterr().out
+    assert f"Pass rate 100.0% ({TRACES} of {TRACES} results passing, no error)\n" in capsys.readouterr().out
     config["passingLabels"] = ["Agrees"]
     write_config(tmp_path, "agreeable", config)
     assert run_cli([*argv, "agreeable", "--fail-under", "100%"]) == 1

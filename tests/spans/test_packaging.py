@@ -198,6 +198,53 @@ def test_optional_imports_are_reported_not_bundled(custom):
     assert package.shared == ["unused"]
 
 
+COMPREHEND = """
+    import json
+
+    import boto3
+    from botocore.exceptions import ClientError
+
+    comprehend = boto3.client("comprehend")
+
+
+    def lambda_handler(event, context):
+        try:
+            found = comprehend.detect_pii_entities(Text=json.dumps(event), LanguageCode="en")
+        except ClientError as exc:
+            return {"errorCode": "ComprehendError", "errorMessage": str(exc)}
+        return {"label": "FAIL" if found["Entities"] else "PASS", "value": 0.0 if found["Entities"] else 1.0}
+"""
+
+
+def test_the_aws_sdk_the_lambda_runtime_ships_is_left_out_and_reported(custom, tmp_path):
+    # AWS's own Comprehend evaluator imports boto3, which every Lambda Python runtime provides.
+    write(custom, "comprehend_pii/lambda_function.py", COMPREHEND)
+    package = build_package("comprehend_pii", tmp_path / "c.zip", custom)
+    assert package.runtime_sdk == ["boto3", "botocore"]
+    assert package.third_party == [] and package.optional == []
+    with zipfile.ZipFile(tmp_path / "c.zip") as archive:
+        assert archive.namelist() == ["lambda_function.py"]
+    done = evalkit_cli(
+        "spans", "package", "comprehend_pii", "--custom-dir", str(custom), "--out", "c.zip", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[2:] == [
+        "Left out, the Lambda Python runtime provides them (the AWS SDK): boto3, botocore",
+        "Handler: lambda_function.lambda_handler",
+    ]
+
+
+def test_only_the_runtimes_own_sdk_is_left_out(custom):
+    write(
+        custom,
+        "beta/beta.py",
+        "import jmespath, dateutil.parser, urllib3, six, s3transfer\nimport requests\n"
+        + textwrap.dedent(HANDLER),
+    )
+    with pytest.raises(EvalkitError, match=r"\(line 2\) imports 'requests', which is neither"):
+        plan_package("beta", custom)
+
+
 # --- errors ---------------------------------------------------------------------------------------------
 
 

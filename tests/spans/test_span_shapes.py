@@ -313,6 +313,28 @@ def test_snake_case_span_dict_ids_times_events_and_string_bodies(tmp_path):
 # --- files of no known shape, torn streams ----------------------------------------------------------------
 
 
+def test_a_strands_evals_session_dump_is_read_like_a_bare_list_of_spans(tmp_path):
+    path = SHAPES / "strands_evals_session_dump.json"
+    dump = json.loads(path.read_text())
+    df = load(path)
+    assert len(df) == dump["span_count"] == 8 and set(df["signal"]) == {"span"}
+    assert sorted(d["spanId"] for d in df["document"]) == sorted(s["span_id"] for s in dump["spans"])
+    assert set(df["session_id"]) == {dump["session_id"]}
+    assert files_summary(df) == [
+        f"{path}: 8 span(s) + 0 event record(s) (one JSON document: 8 × snake_case span dicts)"
+    ]
+    # one dump per line too; a bad span inside is named by its place in the list
+    lines = tmp_path / "dumps.jsonl"
+    bad = {"session_id": "s2", "spans": [dump["spans"][0], 7]}
+    lines.write_text(json.dumps(dump) + "\n" + json.dumps(bad) + "\n")
+    df = load(lines)
+    assert len(df) == 8  # the repeated span is dropped as a duplicate
+    assert (
+        df.attrs["problems"][0]
+        == f"{lines}: line 2: spans[1]: expected a span (a JSON object), found a number"
+    )
+
+
 def test_a_file_of_unknown_shape_says_what_it_looked_for(tmp_path):
     path = tmp_path / "metrics.jsonl"
     path.write_text('{"metric": "cpu", "value": 3}\n{"metric": "mem", "value": 4}\n')

@@ -757,7 +757,7 @@ def test_cli_writes_results_and_gates_on_the_pass_rate(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "schema_check (TOOL_CALL)  3 results: PASS 3" in printed
     assert "workflow (SESSION)        2 results: PARTIAL 1; 1 error (NoToolCalls 1)" in printed
-    assert "Pass rate 60.0% (3 of 5 results" in printed
+    assert "Pass rate 60.0% (3 of 5 results passing; 1 error, counted as not passing)\n" in printed
 
     data = json.loads((out / "results.json").read_text())
     assert list(data) == ["evaluationResults", "passingLabels"] and len(data["evaluationResults"]) == 5

@@ -85,8 +85,13 @@ def test_the_split_form_file_gives_one_item_per_trace_with_answer_tool_calls_and
         "sess-split-leak",
     ]
     assert len({t for _, t in links(document)}) == 4
+    # Each tool is named as the agent called it; the spans name no namespace, so no plugin.
     calls = items[0]["diagnostics"]["tool_calls"]
-    assert [e["function_name"] for e in calls["executions"]] == ["broker", "broker_profile", "stock_data"]
+    assert [(e["plugin_name"], e["function_name"]) for e in calls["executions"]] == [
+        (None, "identify_broker"),
+        (None, "get_broker_profile"),
+        (None, "get_stock_data"),
+    ]
     assert {e["response_status"] for e in calls["executions"]} == {200}
     detail = items[0]["extensions"][EXT]["tool_calls"]
     assert [(c["name"], c["arguments"]) for c in detail] == [
@@ -125,7 +130,7 @@ def test_the_document_runs_with_recorded_responses_and_results_link_back(tmp_pat
     assert scored["status"].tolist() == ["fail"] * 4  # the market agent cites nothing
     trace_ids = [e[EXT]["trace_id"] for e in scored["extensions"]]
     assert trace_ids == [t for _, t in links(json.loads(out.read_text()))]
-    assert scored["tool_calls"].iloc[0]["executions"][0]["function_name"] == "broker"
+    assert scored["tool_calls"].iloc[0]["executions"][0]["function_name"] == "identify_broker"
 
 
 # --- every span shape the loader reads -------------------------------------------------------------------
@@ -139,9 +144,27 @@ APPLE = ["What is Apple stock trading at today?"]
     ("path", "prompts", "answer", "functions", "left_out"),
     [
         # the OpenTelemetry SDK's own output in four forms; its health_check trace has no prompt
-        (SHAPES / "sdk_console_spans.json", WEATHER[0], WEATHER[1][0], [["weather"], ["forecast"]], 1),
-        (SHAPES / "sdk_to_json_spans.jsonl", WEATHER[0], WEATHER[1][0], [["weather"], ["forecast"]], 1),
-        (SHAPES / "sdk_otlp_protobuf.json", WEATHER[0], WEATHER[1][0], [["weather"], ["forecast"]], 1),
+        (
+            SHAPES / "sdk_console_spans.json",
+            WEATHER[0],
+            WEATHER[1][0],
+            [["get_weather"], ["get_forecast"]],
+            1,
+        ),
+        (
+            SHAPES / "sdk_to_json_spans.jsonl",
+            WEATHER[0],
+            WEATHER[1][0],
+            [["get_weather"], ["get_forecast"]],
+            1,
+        ),
+        (
+            SHAPES / "sdk_otlp_protobuf.json",
+            WEATHER[0],
+            WEATHER[1][0],
+            [["get_weather"], ["get_forecast"]],
+            1,
+        ),
         # event records only: which tools ran is unknown (null), not "none"
         (SHAPES / "sdk_console_logs.json", WEATHER[0], WEATHER[1][0], [None, None], 0),
         (SHAPES / "openinference_console_spans.json", CAPITALS, "This is a test answer", [[], []], 0),
@@ -160,13 +183,19 @@ APPLE = ["What is Apple stock trading at today?"]
             [[], []],
             0,
         ),
-        (CAPTURED / "strands_latest.jsonl", APPLE, "Apple (AAPL) is trading at $18", [["stock_data"]], 0),
-        (CAPTURED / "strands_default.jsonl", APPLE, "Apple (AAPL) is trading at $18", [["stock_data"]], 0),
+        (CAPTURED / "strands_latest.jsonl", APPLE, "Apple (AAPL) is trading at $18", [["get_stock_data"]], 0),
+        (
+            CAPTURED / "strands_default.jsonl",
+            APPLE,
+            "Apple (AAPL) is trading at $18",
+            [["get_stock_data"]],
+            0,
+        ),
         (
             CAPTURED / "agentcore_adot_strands.jsonl",
             APPLE,
             "Apple (AAPL) is trading at $18",
-            [["stock_data"]],
+            [["get_stock_data"]],
             0,
         ),
         (CAPTURED / "openai_v2_latest_event_only.jsonl", APPLE, "Apple (AAPL) is trading at $18", [[]], 0),

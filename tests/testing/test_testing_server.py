@@ -472,6 +472,77 @@ def test_promptflow_prompty_gets_the_json_score(model_server, network, tmp_path,
     assert_loopback_only(network)
 
 
+APOLOGY = """---
+name: apology
+description: Did the assistant apologise? (promptflow's eval-apology sample, in short)
+model:
+  api: chat
+  parameters:
+    temperature: 0.2
+    response_format: { "type": "json_object" }
+inputs:
+  question:
+    type: string
+  answer:
+    type: string
+outputs:
+  apology:
+    type: int
+---
+system:
+You are an AI tool that determines if, in a chat conversation, the assistant apologized, like say sorry.
+Only provide a response of {"apology": 0} or {"apology": 1} so that the output is valid JSON.
+
+user: {{question}}
+assistant: {{answer}}
+output:
+"""
+
+
+def test_a_prompty_gets_the_shape_its_instructions_and_outputs_declare(model_server, tmp_path):
+    # promptflow takes the declared outputs from the answer: {"answer": ...} made it refuse the call.
+    from promptflow.client import load_flow
+
+    (tmp_path / "apology.prompty").write_text(APOLOGY)
+    configuration = {**configs(model_server)["openai"], "type": "openai"}
+    flow = load_flow(source=str(tmp_path / "apology.prompty"), model={"configuration": configuration})
+    assert flow(question="Where is my order?", answer="Sorry, I cannot find it.") == {"apology": 0}
+
+
+def test_declared_shape_from_a_json_schema_or_the_prompts_own_example():
+    schema = {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "verdict",
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "verdict": {"type": "string", "enum": ["yes", "no"]},
+                    "confidence": {"type": "number"},
+                    "count": {"type": ["integer", "null"]},
+                    "flagged": {"type": "boolean"},
+                    "note": {"type": "string"},
+                },
+            },
+        },
+    }
+    answer = json.loads(
+        heuristic_judge(body("Judge it.", "Question: a?\nAnswer: b.", response_format=schema))
+    )
+    assert answer == {
+        "verdict": "yes",
+        "confidence": 0.0,
+        "count": 0,
+        "flagged": False,
+        "note": "Test answer",
+    }
+    example = 'Reply in JSON, as {"label": "safe", "flags": []} or {"label": "unsafe", "flags": ["x"]}.'
+    assert json.loads(heuristic_judge(body(example, "Question: a?\nAnswer: b."))) == {
+        "label": "safe",
+        "flags": [],
+    }
+
+
 def test_evaluator_surfaces_server_faults(aie, model_server):
     evaluator = aie.RelevanceEvaluator(configs(model_server)["azure"])
     model_server.fail_next(1, malformed=True)

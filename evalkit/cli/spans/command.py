@@ -195,7 +195,9 @@ def main(args) -> int:
         print(f"Judge: {describe(judges.model_config)}: {judge_usage(_judge_counts(judges, args))}")
     passed, total = passing(results, evaluators=evaluators)
     rate = passed / total if total else 0.0
-    print(f"Pass rate {percent(rate)} ({passed} of {count(total, 'result')} passing, no error)")
+    errors = sum("errorCode" in entry for entry in results)
+    said = f"; {count(errors, 'error')}, counted as not passing" if errors else ", no error"
+    print(f"Pass rate {percent(rate)} ({passed} of {count(total, 'result')} passing{said})")
     print(f"Results: {json_path}")
     print(f"CSV:     {csv_path}")
     code = ci.finish_spans(out, _judge_counts(judges, args))

@@ -112,6 +112,10 @@ def main(args) -> int:
             f"from {args.requirements}: {', '.join(bundle.installed)}"
         )
         print(f"Targets {runtime.describe()} ({HOW_TO_PICK}); built in {time.perf_counter() - started:.1f} s")
+    if package.runtime_sdk:
+        print(
+            f"Left out, the Lambda Python runtime provides them (the AWS SDK): {', '.join(package.runtime_sdk)}"
+        )
     if package.optional:
         print(f"Optional imports left out (a Lambda layer may provide them): {', '.join(package.optional)}")
     _size_notes(package)

@@ -4,7 +4,8 @@
 ``<name>.prompty``, a span evaluator) and runs ad-hoc Python callables (``CallableEvaluator``); ``contract``
 reads the result contract (``{"score", "reason"}``) and says what broke it; ``prompty_checks`` warns about a
 ``.prompty``'s template mistakes at load time; ``span_docs`` runs an AgentCore-style span evaluator named in
-a document on each row's captured spans. Isolation: ``time_limit`` (the per-row limit, a watched thread where
+a document on each row's captured spans; ``tool_inputs`` gives an LLM judge the row's ``tool_calls`` and
+``tool_definitions``. Isolation: ``time_limit`` (the per-row limit, a watched thread where
 forking is unsafe), ``worker_process`` (a forked worker per evaluator: a hang is killed, a crash costs one
 row), ``import_limit`` (the module imported under the same limit).
 

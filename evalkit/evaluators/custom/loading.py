@@ -3,7 +3,8 @@
 A folder ``<name>/`` holding ``<name>.py`` is a code-only evaluator; with ``<name>.prompty`` beside it, an
 LLM judge. The module's first top-level class is instantiated with keyword arguments ``threshold`` and
 ``options`` (plus ``model_config`` for LLM judges), once per distinct configuration, and called per row
-with ``prompt``, ``response``, ``expected_response`` and ``context`` as strings.
+with ``prompt``, ``response``, ``expected_response`` and ``context`` as strings; an LLM judge also gets
+``tool_calls`` and ``tool_definitions`` where the row has them (``tool_inputs``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from evalkit.evaluators.custom.import_limit import UnloadedEvaluator, import_tim
 from evalkit.evaluators.custom.prompty_checks import check_template, warn_missing_prompty
 from evalkit.evaluators.custom.span_docs import SpanDocumentEvaluator
 from evalkit.evaluators.custom.time_limit import DEFAULT_TIMEOUT, own_failure, run_with_time_limit
+from evalkit.evaluators.custom.tool_inputs import tool_inputs
 from evalkit.evaluators.custom.worker_process import can_fork, run_in_workers
 from evalkit.evaluators.llm_judges.builtin import LLMJudge
 from evalkit.evaluators.names import default_custom_dir
@@ -269,6 +271,7 @@ class CustomJudge(LLMJudge):
         # The wrapper substitutes these into its .prompty: a role line in the agent's response (or in any
         # input) must not start a message of its own, whichever renderer the wrapper uses.
         inputs = {k: neutralise_role_markers(row[k]) for k in _INPUTS}
+        inputs.update(neutralise_role_markers(tool_inputs(row)))
 
         def run() -> dict:
             if isinstance(instance, JudgeFailure):
@@ -323,7 +326,7 @@ class CustomJudge(LLMJudge):
         return depth > 1 and Path(last.tb_frame.f_code.co_filename).resolve() == wrapper
 
     def cache_inputs(self, row, config):
-        return {**{k: row[k] for k in _INPUTS}, "options": config.get("options") or {}}
+        return {**{k: row[k] for k in _INPUTS}, **tool_inputs(row), "options": config.get("options") or {}}
 
     def model_parameters(self) -> dict:
         return load_prompty(self.folder / f"{self.name}.prompty").parameters

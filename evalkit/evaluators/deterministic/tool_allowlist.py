@@ -17,53 +17,52 @@ import numpy as np
 from evalkit.documents.evaluator_maps import allow_list
 from evalkit.spans.reading.tool_calls import (
     Identity,
+    call_names,
     entry_identity,
     is_absent,
-    is_complete,
     show_identity,
     span_tool_identity,
     span_tool_name,
-    tool_identifier,
     tool_spans_in_order,
 )
 
 _SEQUENCES = (list, tuple, np.ndarray)
 
 
-def _captured_calls(evidence: Any) -> list[tuple[Identity, str | None]]:
-    """(identity, name as captured) of every captured call: spans in call order, or a tool_calls object's
-    ``selected_functions`` then ``executions``."""
+def _captured_calls(evidence: Any) -> list[tuple[Identity, list[str]]]:
+    """(identity, the names it answers to) of every captured call: spans in call order, or a tool_calls
+    object's ``selected_functions`` then ``executions``."""
     if isinstance(evidence, dict):
         calls = []
         for field in ("selected_functions", "executions"):
             entries = evidence.get(field)
             if isinstance(entries, _SEQUENCES):
-                calls += [(entry_identity(e), None) for e in entries]
+                calls += [(identity, call_names(identity)) for identity in map(entry_identity, entries)]
         return calls
-    return [(span_tool_identity(s), span_tool_name(s)) for s in tool_spans_in_order(evidence) or []]
+    spans = tool_spans_in_order(evidence) or []
+    return [(span_tool_identity(s), call_names(span_tool_identity(s), span_tool_name(s))) for s in spans]
 
 
 def tool_call_not_allowed(spans_or_tool_calls: Any, allowlist: Any) -> str | None:
     """The message naming the first captured tool call outside ``allowlist`` (for ``toolCallNotAllowed``).
 
     ``spans_or_tool_calls`` is a row's span list or its ``diagnostics.tool_calls`` object. A call is allowed
-    when its ``plugin_function`` identifier, or (for a span) its tool name as captured, is in the trimmed
-    allowlist, exactly. A call whose identity is incomplete and whose captured name is not listed cannot be
-    shown to be allowed and is reported (fail closed). None when every call is allowed or nothing was
-    captured; an absent allowlist allows nothing.
+    when one of the names it answers to (``reading.tool_calls.call_names``: its ``namespace_toolname``
+    identifier, its whole name when it has no plugin, its tool name as captured) is in the trimmed
+    allowlist, exactly: an entry ``ns_tool`` allows the call (``ns``, ``tool``) and the tool named
+    ``ns_tool``. A call with no name (its function name unknown) cannot be shown to be allowed and is
+    reported (fail closed). None when every call is allowed or nothing was captured; an absent allowlist
+    allows nothing.
     """
     if is_absent(spans_or_tool_calls):
         return None
     allowed = set(allow_list(allowlist, "allowed_tools"))
     listed = ", ".join(repr(a) for a in sorted(allowed)) if allowed else "empty"
-    for identity, raw in _captured_calls(spans_or_tool_calls):
-        identifier = tool_identifier(*identity) if is_complete(identity) else None
-        if identifier in allowed or raw in allowed:
+    for identity, names in _captured_calls(spans_or_tool_calls):
+        if any(name in allowed for name in names):
             continue
-        if identifier is not None:
-            return f"Tool call '{identifier}' is not allowed (allowed_tools: {listed})."
-        if raw is not None:
-            return f"Tool call '{raw}' is not allowed (allowed_tools: {listed})."
+        if names:
+            return f"Tool call '{names[0]}' is not allowed (allowed_tools: {listed})."
         return (
             f"Tool call {show_identity(identity)} has an incomplete identity and cannot be matched against "
             f"allowed_tools ({listed})."

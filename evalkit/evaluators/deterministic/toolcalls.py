@@ -7,6 +7,11 @@ captured ``spans`` by ``tool_calls_from_spans``. A null list means "evidence una
 "nothing happened" (the upstream semantics), so an agent that emitted spans but no tool span selected and
 executed nothing.
 
+An expected call ``{"plugin_name": ns, "function_name": tool}`` is the upstream identifier ``ns_tool``. An
+entry with no plugin whose function name is that identifier is that call (a tool named ``ns_tool`` by an
+agent outside Microsoft 365, whose spans give no namespace; ``reading.tool_calls.call_names``), as in
+``allowed_tools``; any other entry with no plugin is incomplete, as below.
+
 ToolCallSelection (options ``calls``, ``allow_additional_calls`` = true; score 1.0 / 0.0, threshold 1.0)
     Expected identities are de-duplicated. Pass when every expected identity is among
     ``selected_functions`` and, with ``allow_additional_calls`` false, no other identity was selected. The
@@ -109,6 +114,22 @@ def _can_cover(needs: list[Identity], candidates: list[Identity]) -> bool:
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _named_as_expected(identities: list[Identity]):
+    """A function giving an entry's identity, the expected call it names when it has no plugin and its
+    function name is that call's identifier (module docstring)."""
+    by_identifier: dict[str, Identity] = {}
+    for identity in identities:
+        by_identifier.setdefault(tool_identifier(*identity), identity)
+
+    def resolve(entry: Any) -> Identity:
+        identity = entry_identity(entry)
+        if identity[0] is None and identity[1] is not None:
+            return by_identifier.get(identity[1], identity)
+        return identity
+
+    return resolve
 
 
 class _Indeterminate(Exception):
@@ -239,9 +260,8 @@ class ToolCallSelection(_ToolCallEvaluator):
             raise OptionError(f"option 'allow_additional_calls' must be a boolean, got {allow!r}")
         allow = bool(allow)
 
-        entries = [
-            entry_identity(e) for e in _evidence_list(_evidence(tool_calls, spans), "selected_functions")
-        ]
+        resolve = _named_as_expected(identities)
+        entries = [resolve(e) for e in _evidence_list(_evidence(tool_calls, spans), "selected_functions")]
         known = list(dict.fromkeys(e for e in entries if is_complete(e)))
         partial = [e for e in entries if not is_complete(e)]
         known_set = set(known)
@@ -298,11 +318,12 @@ class ToolCallExecution(_ToolCallEvaluator):
         required = Counter(identities)
 
         executions = _evidence_list(_evidence(tool_calls, spans), "executions")
+        resolve = _named_as_expected(identities)
         successes: Counter = Counter()
         other_statuses: dict[Identity, list] = {}
         uncertain: list[Identity] = []  # entries that could be one more success of some identity
         for entry in executions:
-            identity = entry_identity(entry)
+            identity = resolve(entry)
             status = as_integer(entry.get("response_status")) if isinstance(entry, dict) else None
             if is_complete(identity) and status is not None:
                 if _succeeded(status):

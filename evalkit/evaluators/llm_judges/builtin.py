@@ -328,7 +328,15 @@ def _model_identity(config: dict) -> dict:
 def _records(rows) -> list[dict]:
     columns = [
         c
-        for c in ("prompt", "response", "expected_response", "context", "retrieval_executions", "spans")
+        for c in (
+            "prompt",
+            "response",
+            "expected_response",
+            "context",
+            "retrieval_executions",
+            "spans",
+            "extensions",
+        )
         if c in rows
     ]
     values = [rows[c].tolist() for c in columns]

@@ -8,10 +8,11 @@ shared modules of ``<custom_dir>/_shared/`` it imports (for the reference evalua
 found by reading imports with ``ast`` from the handler's file through the local and shared modules it
 reaches, so only what is used goes in. Any other import must be the standard library or a third-party
 package bundled from ``--requirements`` (``bundled_requirements``: its installed folder is passed as
-``third_party``, and its files go in at the zip root); anything else would be missing on Lambda, so it is an
-error, unless it sits in ``try``/``except ImportError`` (an optional dependency, e.g. from a Lambda layer),
-which is reported. The zip is deterministic (sorted entries, fixed times and permissions): the same folder
-and the same wheels give the same bytes.
+``third_party``, and its files go in at the zip root), or the AWS SDK the Lambda Python runtime ships
+(``RUNTIME_SDK``: boto3, botocore and their dependencies, left out of the zip and reported); anything else
+would be missing on Lambda, so it is an error, unless it sits in ``try``/``except ImportError`` (an optional
+dependency, e.g. from a Lambda layer), which is reported. The zip is deterministic (sorted entries, fixed
+times and permissions): the same folder and the same wheels give the same bytes.
 Folders whose name starts with ``_`` or ``.`` are never evaluators; ``_shared`` holds modules only.
 
 Only the evaluator's own files go in: a symbolic link in its folder (or a shared module that is one) whose
@@ -45,7 +46,7 @@ from pathlib import Path
 from evalkit.documents.files.atomic import atomic_write
 from evalkit.errors import EvalkitError, EvaluatorConfigError
 from evalkit.spans.lambdas.handler_location import HandlerLocation, discover, find_handler
-from evalkit.spans.lambdas.requirements_bundle import Bundle, LambdaRuntime, bundled_requirements
+from evalkit.spans.lambdas.requirements_bundle import RUNTIME_SDK, Bundle, LambdaRuntime, bundled_requirements
 
 SHARED_FOLDER = "_shared"
 #: AgentCore's CreateEvaluator ``evaluatorName`` for a custom evaluator (botocore's bedrock-agentcore-control
@@ -73,6 +74,8 @@ class Package:
     optional: list[str] = field(default_factory=list)
     #: The top-level modules imported from the bundled third-party packages.
     third_party: list[str] = field(default_factory=list)
+    #: The top-level modules imported from the SDK the Lambda Python runtime ships (not in the zip).
+    runtime_sdk: list[str] = field(default_factory=list)
     #: What ``--requirements`` bundled (the runtime targeted, the distributions installed), if anything.
     requirements: Bundle | None = None
     size: int = 0
@@ -185,8 +188,8 @@ def _follow_imports(package: Package, folder: Path, shared: Path, third_party: P
 
     A name resolves as on Lambda with the zip root first on the path: the standard library, then a module
     or package of the evaluator folder (already in the zip, but its imports are followed), then a shared
-    module, then a bundled third-party package (its own imports are pip's business); an optional import that
-    resolves to none of them is noted, any other is an error.
+    module, then a bundled third-party package (its own imports are pip's business), then the runtime's own
+    SDK (``RUNTIME_SDK``); an optional import that resolves to none of them is noted, any other is an error.
     """
     name = package.name
     scanned: set[Path] = set()
@@ -213,6 +216,9 @@ def _follow_imports(package: Package, folder: Path, shared: Path, third_party: P
             elif _resolvable(top, third_party):
                 if top not in package.third_party:
                     package.third_party.append(top)
+            elif top in RUNTIME_SDK:
+                if top not in package.runtime_sdk:
+                    package.runtime_sdk.append(top)
             elif not optional:
                 bundled = "" if third_party is None else ", nor in the bundled requirements"
                 raise EvalkitError(
@@ -227,6 +233,7 @@ def _follow_imports(package: Package, folder: Path, shared: Path, third_party: P
     package.shared.sort()
     package.optional.sort()
     package.third_party.sort()
+    package.runtime_sdk.sort()
 
 
 def build_package(

@@ -20,6 +20,11 @@ given a copy of the bytes checked, never the path again.
 ``LambdaRuntime`` is the target: Python 3.12 on x86_64 unless told otherwise. Lambda's python3.12 and later
 runtimes run on Amazon Linux 2023 (glibc 2.34), the earlier ones on Amazon Linux 2 (glibc 2.26): wheels up to
 that manylinux level are accepted.
+
+``RUNTIME_SDK`` names the modules every Lambda Python runtime already ships: the AWS SDK (``boto3``,
+``botocore``) and their dependencies. An evaluator may import them without a requirements file (AWS's own
+evaluators, such as the Comprehend one, do, and AWS's deploy scripts zip the handler alone); a requirements
+file that pins them bundles its own copy, which Lambda then imports first.
 """
 
 from __future__ import annotations
@@ -45,6 +50,9 @@ _PINNED = re.compile(
 )
 _HASH = re.compile(r"\s--hash[=\s]\S+")
 HOW_TO_PICK = "pick another with --python 3.X and --architecture x86_64|arm64"
+#: Top-level modules of the SDK the Lambda Python runtime ships: boto3, botocore, s3transfer, jmespath,
+#: python-dateutil, urllib3, six.
+RUNTIME_SDK = frozenset({"boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "six"})
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,9 @@ names it; one INFO log line per file says what was read, e.g. ``spans.jsonl: 12 
 * snake_case span dicts (``trace_id``, ``span_id``, ``start_time`` in nanoseconds, ``span_events``, whose
   bodies are event records): ``snake_spans``;
 * the OpenTelemetry Python SDK's ``to_json()`` spans and log records, as JSON lines or as the console
-  exporters print them (pretty-printed objects one after another, ``json_stream``): ``sdk_json``.
+  exporters print them (pretty-printed objects one after another, ``json_stream``): ``sdk_json``;
+* any of these in an object's ``spans`` list, as strands-agents/evals dumps a session
+  (``{"session_id", "span_count", "spans": [...]}``): read like a bare list of spans.
 
 Each becomes the same canonical flat document (the ``document`` column, what a Lambda evaluator receives in
 ``sessionSpans``), so the two forms of the same spans give identical frames; ``span_frame`` builds the frame
@@ -52,7 +54,7 @@ from evalkit.documents.json_input import (
 from evalkit.errors import EvalkitError, shown
 from evalkit.spans.reading.event_record import is_record, record_key
 from evalkit.spans.reading.json_stream import looks_like_stream, split_stream
-from evalkit.spans.reading.shapes import describe, read_value
+from evalkit.spans.reading.shapes import describe, read_value, shape_of
 from evalkit.spans.reading.span_document import location
 from evalkit.spans.reading.span_frame import build_frame
 
@@ -225,7 +227,15 @@ def read_object(
     item: Any, where: tuple[str, str], docs: list, wheres: list, problems: list, shapes: Counter | None = None
 ) -> None:
     """One JSON value of any shape ``shapes`` recognises (OTLP JSON, a flat span document or event record, a
-    snake_case span dict, the OpenTelemetry SDK's ``to_json()``)."""
+    snake_case span dict, the OpenTelemetry SDK's ``to_json()``), or an object of no such shape holding a
+    ``spans`` list (strands-agents/evals' session dumps, ``{"session_id", "span_count", "spans": [...]}``),
+    read like a bare list of spans."""
+    if isinstance(item, dict) and isinstance(item.get("spans"), list) and shape_of(item) is None:
+        label, position = where
+        for index, span in enumerate(item["spans"]):
+            inner = f"{position}: spans[{index}]" if position else f"spans[{index}]"
+            read_value(span, (label, inner), docs, wheres, problems, shapes)
+        return
     read_value(item, where, docs, wheres, problems, shapes)
 
 

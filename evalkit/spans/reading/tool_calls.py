@@ -12,24 +12,29 @@ Tool identity from a span (``span_tool_identity``)
     A span is a tool span when its name starts with ``"execute_tool "``, or it has a non-empty
     ``gen_ai.tool.name``, or ``traceloop.span.kind == "tool"`` (the rule of ``span_frame``). Its
     tool name is the first non-blank of ``gen_ai.tool.name``, ``tool.name``, ``traceloop.entity.name``, else
-    the span name without ``"execute_tool "``. The name is split at its *first* ``_`` or ``.`` (whichever
-    comes first): ``github_orgs_get`` -> plugin ``github``, function ``orgs_get``;
-    ``learnmicro_microsoft_docs_search`` -> ``learnmicro`` / ``microsoft_docs_search``; ``github.orgs_get``
-    -> ``github`` / ``orgs_get``. This is the inverse of the upstream ``namespace_toolname`` identifier
-    (``plugin + "_" + function``) used by ``allowed_tools``, so ``plugin_function`` rebuilds the name
-    exactly whenever the name used ``_``. A name without a separator (``search``) has no parseable plugin,
-    and an empty side leaves that part unparseable (``_x`` -> plugin null, ``x_`` -> function null): the
-    entry is kept with the null part, as upstream keeps unparseable Developer Info entries. Plain tool names
-    that contain ``_`` but no namespace (``get_weather``) are split too (``get`` / ``weather``); such
-    agents should set the override attributes:
+    the span name without ``"execute_tool "``.
 
-    * ``evalkit.tool.plugin`` / ``evalkit.tool.function`` (non-blank strings) replace the derived part.
-      With only a plugin override, the function is the tool name with a leading ``<plugin>_`` or
-      ``<plugin>.`` removed (else the whole name); with only a function override, the plugin is the tool name
-      with a trailing ``_<function>`` or ``.<function>`` removed (else the split rule's plugin).
+    The tool's whole name is its function name, as the agent called it: ``identify_broker`` ->
+    (None, ``identify_broker``). Names are never cut at a ``_`` or ``.``: LangGraph, pydantic-ai, the OpenAI
+    Agents SDK, Strands and MCP tools are named freely (``get_weather`` has no namespace ``get``). A plugin is
+    set only where a real namespace is known, the first non-blank of:
+
+    * ``evalkit.tool.plugin``, set by the agent on its tool spans;
+    * ``mcp.server.name``, the MCP server the tool belongs to (set by MCP instrumentations that record it).
+
+    With a plugin, the function is the tool name with a leading ``<plugin>_`` or ``<plugin>.`` removed (a
+    client that prefixes a tool with its server's name), else the whole name. Microsoft 365 Developer Info
+    identities come already split, in the ``diagnostics.tool_calls`` of upstream documents.
 
     ``gen_ai.system`` is deliberately *not* used: it names the model provider (``openai``, ``aws.bedrock``),
     not the tool's namespace, and would give every tool of an agent the same plugin.
+
+The names a call answers to (``call_names``)
+    Allowlists and expected calls use upstream ``namespace_toolname`` identifiers (``plugin + "_" +
+    function``). A call answers to its identifier when both parts are known, to its function name when it has
+    no plugin (the tool's whole name: a tool ``github_orgs_get`` of an agent outside Microsoft 365 is the
+    upstream ``github_orgs_get``), and, for a span, to its tool name as captured. An identity with no
+    function name answers to nothing: it is incomplete.
 
 Execution status from a span
     ``response_status`` is the first integer of ``http.response.status_code`` / ``http.status_code`` (an
@@ -51,10 +56,10 @@ import numpy as np
 TOOL_PREFIX = "execute_tool "
 #: Attribute names holding a tool span's tool name, first non-blank one wins (as in ``evalkit.spans``).
 TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name", "traceloop.entity.name")
-PLUGIN_ATTRIBUTE = "evalkit.tool.plugin"
-FUNCTION_ATTRIBUTE = "evalkit.tool.function"
+#: Attribute names holding a tool's namespace (its plugin), first non-blank one wins.
+PLUGIN_KEYS = ("evalkit.tool.plugin", "mcp.server.name")
 HTTP_STATUS_KEYS = ("http.response.status_code", "http.status_code")
-_SEPARATORS = ("_", ".")
+_PLUGIN_SEPARATORS = ("_", ".")
 _OTLP_STATUS = {0: "UNSET", 1: "OK", 2: "ERROR"}
 _SPAN_STATUS_HTTP = {"UNSET": 200, "OK": 200, "ERROR": 500}
 _SEQUENCES = (list, tuple, np.ndarray)
@@ -96,11 +101,12 @@ def tool_identifier(plugin_name: str, function_name: str) -> str:
 
 
 def show_identity(identity: Identity) -> str:
-    """The identity for messages: its identifier, with placeholders for unknown parts."""
+    """The identity for messages: its identifier, its whole name when it has no plugin (the tool as the agent
+    called it), with a placeholder for an unknown function."""
     plugin, function = identity
-    if plugin is None and function is None:
-        return "<unknown tool>"
-    return tool_identifier(plugin or "<unknown plugin>", function or "<unknown function>")
+    if plugin is None:
+        return function or "<unknown tool>"
+    return tool_identifier(plugin, function or "<unknown function>")
 
 
 def entry_identity(entry: Any) -> Identity:
@@ -111,21 +117,16 @@ def entry_identity(entry: Any) -> Identity:
     return (_name(entry.get("plugin_name")), _name(entry.get("function_name")))
 
 
-def split_tool_name(name: str | None) -> Identity:
-    """Split a ``namespace_toolname`` tool name at its first ``_`` or ``.`` into (plugin, function).
-
-    ``github_orgs_get`` -> (``github``, ``orgs_get``). Without a separator the plugin is unknown
-    (``search`` -> (None, ``search``)); an empty side is unknown too (``x_`` -> (``x``, None)).
-    """
-    name = _name(name)
-    if name is None:
-        return (None, None)
-    name = name.strip()
-    cuts = [i for i in (name.find(sep) for sep in _SEPARATORS) if i >= 0]
-    if not cuts:
-        return (None, name)
-    cut = min(cuts)
-    return (_name(name[:cut]), _name(name[cut + 1 :]))
+def call_names(identity: Identity, captured: str | None = None) -> list[str]:
+    """The names a call answers to (module docstring): its ``namespace_toolname`` identifier when both parts
+    are known, its function name when it has no plugin, and its tool name as captured (when given)."""
+    plugin, function = identity
+    names = []
+    if function is not None:
+        names.append(function if plugin is None else tool_identifier(plugin, function))
+    if captured is not None and captured not in names:
+        names.append(captured)
+    return names
 
 
 def _attributes(span: dict) -> dict:
@@ -165,28 +166,14 @@ def span_tool_name(span: dict) -> str | None:
 
 def span_tool_identity(span: dict) -> Identity:
     """(plugin_name, function_name) of a tool span, by the rule of the module docstring."""
-    attributes = _attributes(span)
-    plugin = _first_name(attributes, (PLUGIN_ATTRIBUTE,))
-    function = _first_name(attributes, (FUNCTION_ATTRIBUTE,))
-    if plugin is not None and function is not None:
-        return (plugin, function)
     name = span_tool_name(span)
-    if plugin is not None:
-        rest = name
-        if name is not None:
-            for sep in _SEPARATORS:
-                if name.startswith(plugin + sep) and len(name) > len(plugin) + 1:
-                    rest = name[len(plugin) + 1 :]
-                    break
-        return (plugin, rest)
-    if function is not None:
-        if name is None or name == function:
-            return (None, function)
-        for sep in _SEPARATORS:
-            if name.endswith(sep + function) and len(name) > len(function) + 1:
-                return (name[: -len(function) - 1], function)
-        return (split_tool_name(name)[0], function)
-    return split_tool_name(name)
+    plugin = _first_name(_attributes(span), PLUGIN_KEYS)
+    if plugin is None or name is None:
+        return (plugin, name)
+    for sep in _PLUGIN_SEPARATORS:
+        if name.startswith(plugin + sep) and len(name) > len(plugin) + 1:
+            return (plugin, name[len(plugin) + 1 :])
+    return (plugin, name)
 
 
 def _span_status(span: dict) -> int | None:
