@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from evalkit.analysis.formatting import count, percent
+from evalkit.analysis.formatting import count, item_label, percent
 from evalkit.analysis.summaries import (
     STATUS_ROW,
     STATUSES,
@@ -310,7 +310,7 @@ def thread_turns(df: pd.DataFrame) -> go.Figure:
     for item, thread in zip(items.tolist(), threads):
         if item not in labels:
             name = thread if isinstance(thread, str) and thread else None
-            labels[item] = f"#{item} {plain(name, 40)}" if name else f"item {item}"
+            labels[item] = f"{item_label(item)} {plain(name, 40)}" if name else item_label(item)
     width = int(turn_index.max()) + 1
     code = {s: i for i, s in enumerate(STATUSES)}
     z = np.full((len(order), width), np.nan)
