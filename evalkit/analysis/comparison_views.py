@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from evalkit.analysis.formatting import count, percent
+from evalkit.analysis.formatting import count, item_label, percent
 from evalkit.analysis.pairing import ONLY_A, ONLY_B, PROMPT_CHANGED
 from evalkit.analysis.statistics import MIN_PAIRS
 from evalkit.analysis.summaries import STATUS_ROW
@@ -118,6 +118,7 @@ CSS = """
 .evalkit-compare { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2328; }
 .evalkit-compare h3 { font-size: 1.05rem; margin: 1.2rem 0 .4rem; }
 .evalkit-compare .meta, .evalkit-compare .none, .evalkit-compare .thread { color: #656d76; }
+.evalkit-compare .order-note { color: #656d76; font-size: .8em; font-style: italic; }
 .evalkit-compare table { border-collapse: collapse; }
 .evalkit-compare th, .evalkit-compare td { border-bottom: 1px solid #d0d7de; padding: .3rem .5rem;
   text-align: left; vertical-align: top; }
@@ -157,11 +158,6 @@ def _direction(row: pd.Series, flag: str, low: str, high: str) -> str:
     return "up" if row[low] > 0 else "down" if row[high] < 0 else ""
 
 
-def _label(item: Any, turn: Any) -> str:
-    missing = turn is None or turn is pd.NA or (isinstance(turn, float) and math.isnan(turn))
-    return f"#{item}" if missing else f"#{item} \u00b7 turn {turn}"
-
-
 def _rows(c: Any) -> list[dict[str, Any]]:
     rows = []
     for name, r in c.evaluators.iterrows():
@@ -199,7 +195,7 @@ def _group(frame: pd.DataFrame, ident: str, title: str, what: str, max_rows: int
     rows = [
         {
             "item": int(row.item),
-            "label": _label(row.item, row.turn),
+            "label": item_label(row.item, row.turn),
             "thread": cut(row.thread, 200),
             "status_a": cut(row.status_a, 40) or "\u2013",
             "status_b": cut(row.status_b, 40) or "\u2013",
@@ -245,7 +241,7 @@ def comparison_context(
     )
     unpaired = [
         {
-            "label": _label(r.item, r.turn),
+            "label": item_label(r.item, r.turn),
             "reason": cut(r.reason, 100),
             "prompt_a": cut(r.prompt_a, TEXT_LIMIT),
             "prompt_b": cut(r.prompt_b, TEXT_LIMIT),
@@ -257,6 +253,7 @@ def comparison_context(
         "label_b": c.label_b,
         "role_a": roles[0],
         "role_b": roles[1],
+        "named_above": False,  # True where the page above already names A and B and the paired rows
         "notices": c.notices if notices else [],
         "paired": f"{c.paired:,}",
         "unpaired_count": f"{len(c.unpaired):,}",

@@ -1,18 +1,20 @@
-"""How numbers read, the same in the CLI, ``summary()``, notebooks and pages.
+"""How numbers (and items) read, the same in the CLI, ``summary()``, notebooks and pages.
 
-Two rules, in one place so every surface says a number the same way:
+Three rules, in one place so every surface says a number the same way:
 
 * a rate is a percentage with one decimal (``0.818181`` reads ``81.8%``); a rate that is not a number
   (nothing was judged) reads ``n/a``;
 * a count goes with its noun in the right number (``1 row``, ``3 rows``, ``0 errors``), with thousands
-  separators.
+  separators;
+* an item is named ``#9``, a turn of a multi-turn thread ``#9 \u00b7 turn 2`` (:func:`item_label`), so a list
+  of them (``#1, #9 \u00b7 turn 0``) never reads as more items than it names.
 
 What a judge spent reads the same after every command that calls one (``run``, ``spans eval``, ``compare
 --pairwise``, ``align``): :func:`judge_usage`, ``22 calls, 0 from cache, 18,486 prompt + 803 completion tokens,
 $0.0016``.
 
-The report page's script (``reporting/assets/run_page.js``) carries its own copy of the plural rule, since
-it runs in the browser.
+The report page's script (``reporting/assets/run_page.js``) carries its own copy of the plural rule and of the
+item names, since it runs in the browser.
 """
 
 from __future__ import annotations
@@ -76,3 +78,21 @@ def score(value: Any, missing: str = NOT_A_RATE) -> str:
     except (TypeError, ValueError):
         return missing
     return f"{number:.3g}" if math.isfinite(number) else missing
+
+
+def item_label(item: Any, turn: Any = None) -> str:
+    """How every surface names a row: ``#9`` for an item, ``#9 \u00b7 turn 2`` for a turn of a thread (``turn``
+    None, ``<NA>`` or NaN: no turn). Whole floats read as integers (a turn column with gaps is float)."""
+    name = f"#{_whole(item)}"
+    return name if _no_value(turn) else f"{name} \u00b7 turn {_whole(turn)}"
+
+
+def _no_value(value: Any) -> bool:
+    try:
+        return value is None or bool(value != value)  # None or NaN
+    except TypeError:  # pandas' NA: its comparisons are NA, which has no truth value
+        return True
+
+
+def _whole(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value

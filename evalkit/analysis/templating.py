@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from evalkit.analysis.formatting import count, percent
+from evalkit.analysis.formatting import count, item_label, percent
 
 __all__ = ["DASH", "ELLIPSIS", "TEXT_LIMIT", "cut", "environment", "missing", "num", "render"]
 
@@ -91,7 +91,7 @@ def environment():
         keep_trailing_newline=True,
     )
     env.filters.update({"cut": cut, "num": num, "pct": _pct, "count": _count, "counted": count})
-    env.globals.update({"missing": missing})
+    env.globals.update({"missing": missing, "item_label": item_label})
     return env
 
 

@@ -31,7 +31,7 @@ import pandas as pd
 
 from evalkit.analysis.formatting import count, percent
 from evalkit.analysis.summaries import STATUS_ROW, STATUSES
-from evalkit.reporting.charts import STATUS_COLORS, _rows_axis, plain
+from evalkit.reporting.charts import BAR_TEXT, STATUS_COLORS, _rows_axis, plain, score_bars
 from evalkit.reporting.score_counts import ScoreCounts
 
 __all__ = ["pass_rate_spec", "score_spec", "status_spec", "template"]
@@ -101,11 +101,15 @@ def status_spec(counts: dict[str, int]) -> dict[str, Any]:
         marker_color=[STATUS_COLORS[s] for s in STATUSES],
         text=[f"{counts[s]} ({percent(counts[s] / total)})" if total else "0" for s in STATUSES],
         textposition="outside",
+        cliponaxis=False,
         hovertemplate="%{x}: %{y} rows<extra></extra>",
         name="rows",
     )
     return _spec(
-        trace, f"Row status ({count(total, 'row')})", yaxis=_rows_axis([counts[s] for s in STATUSES])
+        trace,
+        f"Row status ({count(total, 'row')})",
+        yaxis=_rows_axis([counts[s] for s in STATUSES]),
+        uniformtext=BAR_TEXT,
     )
 
 
@@ -118,6 +122,7 @@ def pass_rate_spec(table: pd.DataFrame) -> dict[str, Any]:
         y=rates,
         text=[None if r is None else percent(r) for r in rates],
         textposition="outside",
+        cliponaxis=False,
         customdata=[
             f"{int(r.passed)} pass, {int(r.failed)} fail, {int(r.errored)} error"
             for r in table[["passed", "failed", "errored"]].itertuples()
@@ -126,36 +131,17 @@ def pass_rate_spec(table: pd.DataFrame) -> dict[str, Any]:
         marker_color=STATUS_COLORS["pass"],
         name="pass rate",
     )
-    return _spec(trace, "Pass rate per evaluator", yaxis={"range": [0, 1.08], "tickformat": ".0%"})
+    return _spec(
+        trace,
+        "Pass rate per evaluator",
+        yaxis={"range": [0, 1.12], "tickformat": ".0%"},
+        uniformtext=BAR_TEXT,
+    )
 
 
 def score_spec(counts: ScoreCounts) -> dict[str, Any]:
-    """:func:`evalkit.reporting.charts.score_figure` as a dict."""
-    name = plain(counts.ev.get("name", counts.key))
-    kind = counts.kind
-    single = False
-    if kind == "bool":
-        trace = _bar(
-            x=["false", "true"], y=counts.levels[:2].tolist(), name=name, marker_color=STATUS_COLORS["pass"]
-        )
-    elif kind == "judge":
-        labels = ["1", "2", "3", "4", "5"]
-        trace = _bar(x=labels, y=counts.levels[1:].tolist(), name=name, marker_color=STATUS_COLORS["pass"])
-    else:
-        centers = counts.centers()
-        single = len(centers) == 1
-        trace = _bar(
-            x=[f"{centers[0]:g}"] if single else centers,
-            y=[] if counts.binned is None or not centers else counts.binned.tolist(),
-            width=None if single else counts.width(),
-            name=name,
-            marker_color=STATUS_COLORS["pass"],
-            hovertemplate="score %{x}<br>%{y} rows<extra></extra>",
-        )
-    return _spec(
-        trace,
-        f"Scores of {name} ({count(counts.n, 'row')})",
-        xaxis={"title": {"text": "score"}, **({"type": "category"} if kind != "bins" or single else {})},
-        yaxis=_rows_axis(list(trace["y"] or [])),
-        bargap=0.1,
-    )
+    """:func:`evalkit.reporting.charts.score_figure` as a dict: the same bars (``charts.score_bars``)."""
+    traces, layout = score_bars(counts)
+    spec = _spec(_bar(**traces[0]), layout.pop("title"), **layout)
+    spec["data"] = [_bar(**trace) for trace in traces]
+    return spec

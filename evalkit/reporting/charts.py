@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from evalkit.analysis.formatting import count, percent
+from evalkit.analysis.formatting import count, item_label, percent
 from evalkit.analysis.summaries import (
     STATUS_ROW,
     STATUSES,
@@ -34,7 +34,7 @@ from evalkit.analysis.summaries import (
     summary,
 )
 from evalkit.errors import EvalkitError
-from evalkit.reporting.score_counts import SCORE_BINS, ScoreCounts, score_bins
+from evalkit.reporting.score_counts import SCORE_BINS, VERDICTS, ScoreCounts, score_bins
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -52,6 +52,7 @@ __all__ = [
     "SCORE_BINS",
     "score_bins",
     "score_distribution",
+    "score_bars",
     "score_figure",
     "status_figure",
     "status_breakdown",
@@ -61,6 +62,10 @@ __all__ = [
 #: Colours of the statuses, as in report.html.
 STATUS_COLORS = {"pass": "#1a7f37", "fail": "#cf222e", "partial": "#bc4c00", "error": "#d4a000"}
 UP, DOWN, FLAT = "#1a7f37", "#cf222e", "#8c959f"
+#: The labels above bars (pass rates, status counts): one size on every bar, shrunk to fit the bars no smaller
+#: than 10 px (plotly shrank a label with no room left above the axis, the 100% ones, to a tiny font); with
+#: ``cliponaxis=False`` on the bars, a label above the highest bar is drawn whole.
+BAR_TEXT = {"minsize": 10, "mode": "show"}
 #: Longest run text shown in a hover label.
 HOVER_LIMIT = 200
 
@@ -128,13 +133,19 @@ def pass_rate_figure(table: pd.DataFrame) -> go.Figure:
             y=rates,
             text=[None if r is None else percent(r) for r in rates],
             textposition="outside",
+            cliponaxis=False,
             customdata=counts,
             hovertemplate="%{x}<br>pass rate %{y:.1%}<br>%{customdata}<extra></extra>",
             marker_color=STATUS_COLORS["pass"],
             name="pass rate",
         )
     )
-    _layout(figure, "Pass rate per evaluator", yaxis={"range": [0, 1.08], "tickformat": ".0%"})
+    _layout(
+        figure,
+        "Pass rate per evaluator",
+        yaxis={"range": [0, 1.12], "tickformat": ".0%"},
+        uniformtext=BAR_TEXT,
+    )
     return figure
 
 
@@ -151,46 +162,92 @@ def score_distribution(df: pd.DataFrame, key: str) -> go.Figure:
     1-5 judges (LLM evaluators, or any evaluator whose scores are all whole numbers from 1 to 5 with at least one
     above 1) get five categorical bins, empty ones included, so two runs' charts line up. Boolean scores
     (exactMatch) get two bins, false and true. Anything else gets :data:`SCORE_BINS` equal bins (computed here,
-    so the figure holds counts, not every score).
+    so the figure holds counts, not every score). Each bar is split into its passing (green) and failing (red)
+    rows, by the rows' own results (:func:`score_bars`).
     """
     counts = ScoreCounts(_evaluator(df, key))
-    counts.bin(counts.add(df))
+    counts.bin(*counts.add(df))
     return score_figure(counts)
 
 
-def score_figure(counts: ScoreCounts) -> go.Figure:
-    """The chart of :func:`score_distribution` from its counts (added up over the table, or chunk by chunk)."""
-    go = _go()
+def score_bars(counts: ScoreCounts) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The bars of :func:`score_figure` as the properties of its traces and of its layout (the page's
+    :func:`evalkit.reporting.chart_specs.score_spec` writes the same, without plotly).
+
+    One trace per verdict (:data:`~evalkit.reporting.score_counts.VERDICTS`), stacked and coloured as the
+    statuses are: each bar is split by its rows' own ``<key>_result``, so scores below the threshold show
+    red whatever the threshold or its direction, and a bin straddling the threshold is part green, part red
+    (the passing and the failing rows it holds). Pass and fail are always drawn (the legend reads the
+    colours); "error" (a score whose row has no pass / fail verdict) only when there is one. When every score
+    is the same, the one bar is as wide as a judge's bar in a chart of five (:data:`SINGLE_WIDTH`), not the
+    whole axis.
+    """
     name = plain(counts.ev.get("name", counts.key))
     kind = counts.kind
     single = False
+    width: float | None = None
     if kind == "bool":
-        labels = ["false", "true"]
-        trace = go.Bar(x=labels, y=counts.levels[:2].tolist(), name=name, marker_color=STATUS_COLORS["pass"])
+        labels: list[Any] = ["false", "true"]
+        lines = counts.levels[:, :2]
     elif kind == "judge":
         labels = ["1", "2", "3", "4", "5"]
-        trace = go.Bar(x=labels, y=counts.levels[1:].tolist(), name=name, marker_color=STATUS_COLORS["pass"])
+        lines = counts.levels[:, 1:]
     else:
         # binned by ScoreCounts, not by plotly: a Histogram trace embeds every value (about 2 MB per evaluator
         # at 100,000 rows); the bars carry only the counts
         centers = counts.centers()
-        single = len(centers) == 1  # every score the same: one labelled bar, not one bar as wide as the axis
-        trace = go.Bar(
-            x=[f"{centers[0]:g}"] if single else centers,
-            y=[] if counts.binned is None or not centers else counts.binned.tolist(),
-            width=None if single else counts.width(),
-            name=name,
-            marker_color=STATUS_COLORS["pass"],
-            hovertemplate="score %{x}<br>%{y} rows<extra></extra>",
+        single = len(centers) == 1  # every score the same: one labelled bar of a normal width
+        labels = [f"{centers[0]:g}"] if single else centers
+        width = SINGLE_WIDTH if single else counts.width()
+        empty = counts.binned is None or not centers
+        lines = np.zeros((len(VERDICTS), 0), np.int64) if empty else counts.binned
+    traces = []
+    for code, verdict in enumerate(VERDICTS):
+        y = lines[code].tolist()
+        if verdict == "error" and not any(y):
+            continue
+        traces.append(
+            {
+                "x": labels,
+                "y": y,
+                "width": width,
+                "name": verdict,
+                "marker_color": STATUS_COLORS[verdict],
+                "hovertemplate": "score %{x}<br>" + verdict + ": %{y} rows<extra></extra>",
+            }
         )
-    figure = go.Figure(trace)
-    _layout(
-        figure,
-        f"Scores of {name} ({count(counts.n, 'row')})",
-        xaxis={"title": {"text": "score"}, **({"type": "category"} if kind != "bins" or single else {})},
-        yaxis=_rows_axis(list(trace.y or [])),
-        bargap=0.1,
-    )
+    totals = lines.sum(axis=0).tolist()
+    layout = {
+        "xaxis": {"title": {"text": "score"}, **({"type": "category"} if kind != "bins" or single else {})},
+        "yaxis": _rows_axis(totals),
+        "legend": SCORE_LEGEND,  # in the order plotly writes them
+        "bargap": 0.1,
+        "barmode": "stack",
+    }
+    return traces, {"title": f"Scores of {name} ({count(counts.n, 'row')})", **layout}
+
+
+#: Width of the one bar of a chart whose scores are all the same, in categories (the axis is one category
+#: wide): as wide as a bar of a 1-5 judge's chart.
+SINGLE_WIDTH = 0.18
+#: The verdicts' legend of a score chart: one line at the top right, above the bars, under the title.
+SCORE_LEGEND = {
+    "orientation": "h",
+    "traceorder": "normal",
+    "x": 1,
+    "xanchor": "right",
+    "y": 1.02,
+    "yanchor": "bottom",
+}
+
+
+def score_figure(counts: ScoreCounts) -> go.Figure:
+    """The chart of :func:`score_distribution` from its counts (added up over the table, or chunk by chunk):
+    see :func:`score_bars`."""
+    go = _go()
+    traces, layout = score_bars(counts)
+    figure = go.Figure([go.Bar(**{k: v for k, v in trace.items() if v is not None}) for trace in traces])
+    _layout(figure, layout.pop("title"), **layout)
     return figure
 
 
@@ -210,11 +267,17 @@ def status_figure(counts: dict[str, int]) -> go.Figure:
             marker_color=[STATUS_COLORS[s] for s in STATUSES],
             text=[f"{counts[s]} ({percent(counts[s] / total)})" if total else "0" for s in STATUSES],
             textposition="outside",
+            cliponaxis=False,
             hovertemplate="%{x}: %{y} rows<extra></extra>",
             name="rows",
         )
     )
-    _layout(figure, f"Row status ({count(total, 'row')})", yaxis=_rows_axis([counts[s] for s in STATUSES]))
+    _layout(
+        figure,
+        f"Row status ({count(total, 'row')})",
+        yaxis=_rows_axis([counts[s] for s in STATUSES]),
+        uniformtext=BAR_TEXT,
+    )
     return figure
 
 
@@ -247,7 +310,7 @@ def thread_turns(df: pd.DataFrame) -> go.Figure:
     for item, thread in zip(items.tolist(), threads):
         if item not in labels:
             name = thread if isinstance(thread, str) and thread else None
-            labels[item] = f"#{item} {plain(name, 40)}" if name else f"item {item}"
+            labels[item] = f"{item_label(item)} {plain(name, 40)}" if name else item_label(item)
     width = int(turn_index.max()) + 1
     code = {s: i for i, s in enumerate(STATUSES)}
     z = np.full((len(order), width), np.nan)

@@ -52,11 +52,12 @@ def write_html(
     if source and not str(source).startswith("<"):
         items = attach_spans(items, Path(str(source)).parent)  # B's spans.jsonl, for the item view's trace
     target = Path(path)
-    context = comparison_context(c, max_rows)
+    # the page's header names A and B and counts the paired rows (facts below): the sections do not again
+    context = {**comparison_context(c, max_rows), "named_above": True}
     if pairwise is not None:
         from evalkit.analysis.pairwise.views import pairwise_context
 
-        context["pairwise"] = pairwise_context(pairwise, max_rows)
+        context["pairwise"] = {**pairwise_context(pairwise, max_rows), "named_above": True}
     write_page(
         items,
         target,
@@ -68,7 +69,7 @@ def write_html(
             f"A = {c.label_a}",
             f"B = {c.label_b}",
             f"{c.paired:,} paired rows",
-            f"{len(c.unpaired):,} unpaired",
+            f"{len(c.unpaired):,} unpaired (only in one run, or the prompt changed)",
         ],
     )
     return target

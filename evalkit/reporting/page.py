@@ -168,7 +168,7 @@ def run_figures(df: pd.DataFrame, table: pd.DataFrame | None = None) -> list[Any
     scores = []
     for ev in scored_evaluators(df):
         counts = ScoreCounts(ev)
-        counts.bin(counts.add(df))
+        counts.bin(*counts.add(df))
         scores.append(counts)
     statuses = status_counts(df) if "status" in df.columns else None
     if scores and table is None:

@@ -8,7 +8,7 @@ data is a concatenation of the chunks' columns. So each chunk's columns, made by
 whole table (:func:`~evalkit.reporting.page_data.page_columns`,
 :func:`~evalkit.reporting.page_details.detail_values`), are appended as script-safe JSON to one spool file per
 column, one line per chunk (and, while the column's distinct values are few, their codes to another), and the
-chunk's scores to one binary file per evaluator. At the end the head is rendered from the totals and the
+chunk's scores and their verdicts to two binary files per evaluator. At the end the head is rendered from the totals and the
 columns are copied from their files into the page one line at a time. Memory is one chunk plus, per column,
 its distinct values while they are few (at most :data:`STREAM_DISTINCT`): such a column is embedded in
 :func:`~evalkit.reporting.page.compact` form, as on a page written from a whole table.
@@ -131,7 +131,11 @@ class PageStream:
         self.limit = text_limit
         self.evaluators = scored_evaluators(template)
         self.scores = [ScoreCounts(ev) for ev in self.evaluators]
-        self.score_files = [self.folder / f"scores-{k}.f8" for k in range(len(self.scores))]
+        # per evaluator, its scores and their verdicts' codes (score_counts.verdict_codes), row for row
+        self.score_files = [
+            (self.folder / f"scores-{k}.f8", self.folder / f"verdicts-{k}.i1")
+            for k in range(len(self.scores))
+        ]
         self.columns: dict[str, _Spool] = {}
         self.rows = 0
         self.first: dict[str, list] = {}  # the first rows' table columns (page_first)
@@ -153,19 +157,22 @@ class PageStream:
             self._spool(name, True).add(values)
             if name == "tags":
                 self.tags.update(tag for row in values if row for tag in row)
-        for counts, path in zip(self.scores, self.score_files, strict=True):
-            with open(path, "ab") as handle:
-                counts.add(chunk).astype(np.float64).tofile(handle)
+        for counts, (scores, verdicts) in zip(self.scores, self.score_files, strict=True):
+            values, codes = counts.add(chunk)
+            with open(scores, "ab") as handle:
+                values.astype(np.float64).tofile(handle)
+            with open(verdicts, "ab") as handle:
+                codes.astype(np.int8).tofile(handle)
 
     def figures(self, statuses: dict[str, int] | None, table: pd.DataFrame) -> list[Any]:
         """The page's charts: the scores are read back from their files and binned, a step at a time."""
-        for counts, path in zip(self.scores, self.score_files, strict=True):
-            counts.bin(np.array([], dtype=np.float64))
-            if counts.kind != "bins" or not path.exists():
+        for counts, (scores, verdicts) in zip(self.scores, self.score_files, strict=True):
+            counts.bin(np.array([], dtype=np.float64), np.array([], dtype=np.int8))
+            if counts.kind != "bins" or not scores.exists():
                 continue
-            with open(path, "rb") as handle:
-                while len(values := np.fromfile(handle, dtype=np.float64, count=SCORE_CHUNK)):
-                    counts.bin(values)
+            with open(scores, "rb") as values_in, open(verdicts, "rb") as codes_in:
+                while len(values := np.fromfile(values_in, dtype=np.float64, count=SCORE_CHUNK)):
+                    counts.bin(values, np.fromfile(codes_in, dtype=np.int8, count=SCORE_CHUNK))
         return figures_of(statuses, table, self.scores)
 
     def write(
@@ -209,6 +216,7 @@ class PageStream:
         """Close and remove the spool files."""
         for spool in self.columns.values():
             spool.close()
-        for path in self.score_files:
-            path.unlink(missing_ok=True)
+        for paths in self.score_files:
+            for path in paths:
+                path.unlink(missing_ok=True)
         self.columns = {}

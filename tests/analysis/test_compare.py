@@ -475,7 +475,10 @@ def test_chart_score_distribution_bins():
     booleans = table(["pass", "fail", "pass"])
     booleans["check"] = pd.Series([True, False, True], dtype=object)
     figure = charts.score_distribution(booleans, "check")
-    assert list(figure.data[0].x) == ["false", "true"] and list(figure.data[0].y) == [1, 2]
+    # one trace per verdict, stacked: the false bar is the failing row, the true bar the passing ones
+    assert [t.name for t in figure.data] == ["pass", "fail"] and figure.layout.barmode == "stack"
+    assert list(figure.data[0].x) == ["false", "true"] and list(figure.data[0].y) == [0, 2]
+    assert list(figure.data[1].y) == [1, 0]
     with pytest.raises(KeyError):
         charts.score_distribution(judge, "nope")
 

@@ -176,7 +176,7 @@ def test_compare_pairwise_prints_the_verdict_and_the_page_escapes_agent_text(
         printed,
         re.M,
     ), printed
-    assert "B won: item 1, item 2, item 5" in printed and "B lost: item 0" in printed
+    assert "B won: #1, #2, #5" in printed and "B lost: #0" in printed
     page = out.read_text()
     assert 'id="pairwise"' in page and "&lt;script&gt;alert" in page and "<script>alert" not in page
     assert main(["compare", str(run_a), str(run_b), "--judge", "x"]) == 2

@@ -74,7 +74,7 @@ def test_score_chart_of_each_kind(scores):
     df.attrs["evalkit"] = {"scored": [{"key": "k", "name": "<i>k</i>", "score_field": "score"}]}
     (ev,) = scored_evaluators(df)
     counts = ScoreCounts(ev)
-    counts.bin(counts.add(df))
+    counts.bin(*counts.add(df))
     _same(chart_specs.score_spec(counts), charts.score_figure(counts))
 
 
@@ -85,7 +85,7 @@ def test_a_run_page_embeds_the_same_chart_json():
     figures = [charts.status_figure(status_counts(df)), charts.pass_rate_figure(table)]
     for ev in scored_evaluators(df):
         counts = ScoreCounts(ev)
-        counts.bin(counts.add(df))
+        counts.bin(*counts.add(df))
         figures.append(charts.score_figure(counts))
     specs = run_figures(df, table)
     assert all(isinstance(spec, dict) for spec in specs)

@@ -371,7 +371,9 @@ def test_provenance_without_judge(demo_runs):
 def test_figures(demo_runs):
     run = read_run(demo_runs[0])
     grid = report.score_distributions(run)
-    assert len(grid.data) == len(evalkit.summary(run)) - 1  # one trace per evaluator (the status row aside)
+    # one subplot per evaluator (the status row aside), each of stacked pass / fail bars
+    assert len({t.xaxis for t in grid.data}) == len(evalkit.summary(run)) - 1
+    assert {t.name for t in grid.data} == {"pass", "fail"} and grid.layout.barmode == "stack"
     turns = report.thread_turns(run)
     assert turns is not None and len(turns.data) == 1
     single = run[run["turn"].isna()]

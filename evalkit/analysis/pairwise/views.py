@@ -13,8 +13,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from evalkit.analysis.formatting import judge_usage, percent
-from evalkit.analysis.templating import cut, missing, render
+from evalkit.analysis.formatting import item_label, judge_usage, percent
+from evalkit.analysis.templating import cut, render
 
 TEXT_LIMIT = 600
 WHO = {"A": "A better", "B": "B better", "tie": "tie", None: ""}
@@ -35,7 +35,7 @@ def format_text(p: Any) -> str:
     for outcome, what in (("win", "B won"), ("loss", "B lost")):
         rows = p.rows[p.rows["outcome"] == outcome]
         if len(rows):
-            lines.append(f"{what}: " + ", ".join(_label(r.item, r.turn) for r in rows.itertuples()))
+            lines.append(f"{what}: " + ", ".join(item_label(r.item, r.turn) for r in rows.itertuples()))
     return "\n".join(lines)
 
 
@@ -46,7 +46,9 @@ def pairwise_context(p: Any, max_rows: int = 200) -> dict[str, Any]:
     method = (
         "The judge saw every paired row twice, A's response first and then B's first; a row is a win or a loss "
         "only when both orders agree, and a tie when both said tie or the orders disagreed (position bias "
-        "cancelled). The win share is B's share of the decided rows (ties left out: they prefer neither); its "
+        "cancelled). The judge calls the response it is shown first 'Response A': in the second call that is "
+        "B's. Both verdicts are given for the runs ('B better' means run B) and the reasons as the judge wrote "
+        "them, so in the second call's reason 'Response A' is B and 'Response B' is A. The win share is B's share of the decided rows (ties left out: they prefer neither); its "
         f"interval is the exact (Clopper-Pearson) {p.confidence:.0%} interval, which excludes 50 % exactly when "
         "the two-sided sign test's p is below "
         f"{1 - p.confidence:g}."
@@ -78,6 +80,7 @@ def pairwise_context(p: Any, max_rows: int = 200) -> dict[str, Any]:
     return {
         "label_a": p.label_a,
         "label_b": p.label_b,
+        "named_above": False,  # True where the page above already names A and B (the comparison page)
         "prompt": p.judge.get("prompt", ""),
         "model": p.judge.get("model_name") or "",
         "calls": judge_usage(p.judge),
@@ -102,7 +105,7 @@ def notebook_html(p: Any, max_rows: int = 20) -> str:
 def _group(frame, ident: str, title: str, none: str, max_rows: int) -> dict[str, Any]:
     shown = [
         {
-            "label": _label(r.item, r.turn),
+            "label": item_label(r.item, r.turn),
             "prompt": cut(r.prompt, TEXT_LIMIT),
             "response_a": cut(r.response_a, TEXT_LIMIT),
             "response_b": cut(r.response_b, TEXT_LIMIT),
@@ -115,10 +118,6 @@ def _group(frame, ident: str, title: str, none: str, max_rows: int) -> dict[str,
     ]
     more = len(frame) - len(shown)
     return {"id": ident, "title": title, "none": none, "total": len(frame), "rows": shown, "more": more}
-
-
-def _label(item: Any, turn: Any) -> str:
-    return f"item {item}" if missing(turn) else f"item {item}, turn {turn}"
 
 
 def _share(value: float) -> str:

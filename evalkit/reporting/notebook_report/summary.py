@@ -49,14 +49,21 @@ def summary_html(run: pd.DataFrame) -> str:
     return str(render("section_summary.html.j2", heads=heads, rows=rows))
 
 
+#: Height of one row of the score-distribution grid (its plot, tick labels and the subplot title), and the
+#: gap between two rows, in pixels: the gap holds the x tick labels and the next subplot's title, no more.
+GRID_ROW, GRID_GAP = 260, 70
+
+
 def score_distributions(run: pd.DataFrame, columns: int = 2) -> go.Figure | None:
     """Every evaluator's score distribution (:func:`evalkit.reporting.charts.score_distribution`) in one grid figure.
 
-    None when nothing is scored. Subplot titles are the charts' own titles (names already made plain).
+    None when nothing is scored. Subplot titles are the charts' own titles (names already made plain); each
+    subplot keeps its chart's axes (whole row counts, categories) and stacked pass / fail bars, with one
+    legend for the grid.
     """
     from plotly.subplots import make_subplots
 
-    from evalkit.reporting.charts import score_distribution
+    from evalkit.reporting.charts import SCORE_LEGEND, score_distribution
 
     keys = [ev["key"] for ev in scored_evaluators(run) if f"{ev['key']}_result" in run.columns]
     if not keys:
@@ -64,26 +71,35 @@ def score_distributions(run: pd.DataFrame, columns: int = 2) -> go.Figure | None
     figures = [score_distribution(run, key) for key in keys]
     columns = max(1, min(columns, len(figures)))
     rows = math.ceil(len(figures) / columns)
+    top, bottom = 110, 50
+    height = max(340, GRID_ROW * rows + top + bottom)
     grid = make_subplots(
         rows=rows,
         cols=columns,
         subplot_titles=[f.layout.title.text for f in figures],
-        vertical_spacing=min(0.12, 0.6 / rows),
+        vertical_spacing=GRID_GAP / (height - top - bottom) if rows > 1 else 0.0,
         horizontal_spacing=0.08,
     )
+    shown: set[str] = set()
     for index, figure in enumerate(figures):
         row, col = divmod(index, columns)
         for trace in figure.data:
+            trace.update(legendgroup=trace.name, showlegend=trace.name not in shown)
+            shown.add(trace.name)
             grid.add_trace(trace, row=row + 1, col=col + 1)
-        if figure.layout.xaxis.type == "category":
-            grid.update_xaxes(type="category", row=row + 1, col=col + 1)
+        grid.update_xaxes(type=figure.layout.xaxis.type, row=row + 1, col=col + 1)
+        axis = figure.layout.yaxis  # whole row counts: plotly would tick 0.5 rows
+        grid.update_yaxes(
+            tickformat=axis.tickformat, dtick=axis.dtick, rangemode=axis.rangemode, row=row + 1, col=col + 1
+        )
     grid.update_layout(
         title={"text": "Score distributions (rows that asked for each evaluator)"},
         template="plotly_white",
-        showlegend=False,
+        legend={**SCORE_LEGEND, "y": 1 + 40 / (height - top - bottom)},
         bargap=0.1,
-        height=max(340, 280 * rows),
-        margin={"l": 60, "r": 30, "t": 90, "b": 50},
+        barmode="stack",
+        height=height,
+        margin={"l": 60, "r": 30, "t": top, "b": bottom},
     )
     return grid
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import SCREENSHOTS
 from geometry import broken_words, overflowing
 from playwright.sync_api import expect
 from runs import REPO, evalkit_run
@@ -92,4 +93,37 @@ def test_baseline_comparison_fits_the_window(open_page, report_page):
     assert improved.inner_text() == "improved"
     box = improved.bounding_box()
     assert box["x"] + box["width"] <= WIDTH, box
+    assert watched.problems() == []
+
+
+def test_score_distributions_count_whole_rows_in_rows_of_charts_close_together(open_page, report_page):
+    """The grid of score distributions: whole row counts on every y axis, rows of charts no more than 80 px
+    apart, failing scores red, and keyword_coverage's one value one normal bar (issue 31, item 9)."""
+    watched = open_page(report_page, WIDTH, HEIGHT)
+    page = watched.page
+    grid = page.locator("div.evalkit-figure").filter(
+        has=page.locator(".gtitle", has_text="Score distributions")
+    )
+    # every subplot's y ticks (g.ytick, g.y2tick, ...)
+    ticks = [t.replace(",", "") for t in grid.locator("g.yaxislayer-above text").all_text_contents()]
+    assert len(ticks) >= 2 * 8 and all(t.isdigit() for t in ticks), ticks
+    plots = grid.evaluate(
+        """g => Array.from(g.querySelectorAll('rect.nsewdrag')).map(r => {
+             const b = r.getBoundingClientRect(); return {top: b.top, bottom: b.bottom, width: b.width};
+           })"""
+    )
+    rows = sorted({(round(p["top"]), round(p["bottom"])) for p in plots})
+    assert len(rows) == 4, rows  # the demo's 8 evaluators in two columns
+    gaps = [below[0] - above[1] for above, below in zip(rows, rows[1:])]
+    assert all(40 <= gap <= 80 for gap in gaps), gaps
+    fills = grid.evaluate(
+        """g => Array.from(g.querySelectorAll('g.point path')).filter(p => p.getBBox().height > 0.5)
+                 .map(p => [getComputedStyle(p).fill, p.getBBox().width])"""
+    )
+    assert {fill for fill, _ in fills} == {"rgb(207, 34, 46)", "rgb(26, 127, 55)"}
+    widest = max(width for _, width in fills)
+    assert widest <= 0.5 * plots[0]["width"]  # ExactMatch's two bars; no bar fills its plot
+    grid.scroll_into_view_if_needed()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    grid.screenshot(path=SCREENSHOTS / "notebook-report-scores.png")
     assert watched.problems() == []

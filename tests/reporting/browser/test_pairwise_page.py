@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -65,10 +66,36 @@ def test_pairwise_section_shows_counts_interval_deciding_rows_and_inert_agent_te
     assert "Clopper-Pearson" in page.locator("#pairwise-method").inner_text()
     won = page.locator("h4#pairwise-wins + table tbody tr")
     assert won.count() == 2
-    assert page.locator("h4#pairwise-losses + table tbody tr").first.inner_text().startswith("item 0")
+    assert page.locator("h4#pairwise-losses + table tbody tr").first.inner_text().startswith("#0")
     # the agent's markup is text on the page, never an element
-    assert "<img src=x onerror=alert(1)>" in won.filter(has_text="item 1").first.inner_text()
+    assert "<img src=x onerror=alert(1)>" in won.filter(has_text="#1").first.inner_text()
     assert page.locator("#pairwise img").count() == 0
     section.scroll_into_view_if_needed()
     section.screenshot(path=SCREENSHOTS / "comparison-pairwise.png")
+    assert watched.problems() == []
+
+
+def test_the_page_names_runs_once_items_one_way_and_says_who_was_response_a(open_page, compared):
+    """The header names A and B once (the sections do not repeat it); pairwise rows are "#1" as in the
+    regressed rows; the swapped-order column says B was shown as "Response A", and its reasons say what
+    "Response A" means there (issue 31, item 9)."""
+    watched = open_page(compared, 1280, 900)
+    page = watched.page
+    body = page.locator("body").inner_text()
+    assert body.count("A = a \u00b7 B = b") == 1 and body.count("12 paired rows") == 1
+    items = page.locator("#pairwise table.pairwise-rows tbody tr td:first-child").all_inner_texts()
+    regressed = page.locator("h3#regressed + table.changes tbody td:first-child a").all_inner_texts()
+    assert items and regressed
+    assert all(re.fullmatch(r"#\d+( \u00b7 turn \d+)?", name) for name in items + regressed), (
+        items + regressed
+    )
+    heads = page.locator("h4#pairwise-wins + table thead th").all_inner_texts()
+    assert heads[-2:] == ['A shown first (as "Response A")', 'B shown first (as "Response A")']
+    swapped = page.locator("h4#pairwise-wins + table tbody tr").first.locator("td").last
+    text = swapped.inner_text()
+    assert text.startswith("B better") and 'in this reason "Response A" is B, "Response B" is A:' in text
+    assert "Response A" in text.split("is A:")[1]  # the judge's own words, read with the note above them
+    page.locator("#pairwise").scroll_into_view_if_needed()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / "comparison-pairwise-names.png", full_page=True)
     assert watched.problems() == []

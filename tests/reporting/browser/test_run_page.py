@@ -239,3 +239,56 @@ def test_chart_axes_count_rows_in_whole_numbers(open_page, demo_run):
         counted += 1
     assert counted == 1 + 8  # the row status and one histogram per evaluator
     assert watched.problems() == []
+
+
+RED, GREEN = "rgb(207, 34, 46)", "rgb(26, 127, 55)"  # STATUS_COLORS["fail"], ["pass"]
+
+
+def _figure(page, title: str):
+    return page.locator("div.evalkit-figure").filter(has=page.locator(".gtitle", has_text=title)).first
+
+
+def _bars(figure) -> list[dict]:
+    """The drawn bars of a figure (zero-height ones left out): fill colour and box."""
+    return figure.evaluate(
+        """f => Array.from(f.querySelectorAll('g.point path')).map(p => {
+             const b = p.getBBox();
+             return {fill: getComputedStyle(p).fill, width: b.width, height: b.height, x: b.x};
+           }).filter(b => b.height > 0.5)"""
+    )
+
+
+def test_score_bars_are_red_where_rows_failed_and_one_value_is_one_normal_bar(open_page, demo_run):
+    """Histograms are coloured as the statuses: keyword_coverage's one row (score 0.75 under its threshold 0.8)
+    failed, so its bar is red, and it is one bar of a judge's width, not the whole plot; ExactMatch's false bar
+    is red, its true bar green (issue 31, item 9)."""
+    watched = open_page(demo_run / "report.html", WIDTH, HEIGHT)
+    page = watched.page
+    single = _figure(page, "Scores of keyword_coverage")
+    (bar,) = _bars(single)
+    plot = single.locator("rect.nsewdrag").bounding_box()
+    assert bar["fill"] == RED
+    assert 0.1 * plot["width"] <= bar["width"] <= 0.25 * plot["width"], (bar, plot)
+    exact = sorted(_bars(_figure(page, "Scores of ExactMatch")), key=lambda b: b["x"])
+    assert [b["fill"] for b in exact] == [RED, GREEN]
+    legend = single.locator("g.legend text.legendtext").all_text_contents()
+    assert legend == ["pass", "fail"]
+    single.scroll_into_view_if_needed()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator("div.charts").first.screenshot(path=SCREENSHOTS / "report-charts.png")
+    assert watched.problems() == []
+
+
+def test_labels_above_bars_keep_one_size_at_100_percent(open_page, demo_run):
+    """The pass-rate labels of 100% are as large as the others, at least 10 px, and drawn whole (plotly shrank
+    the ones with no room above the axis to a tiny font)."""
+    watched = open_page(demo_run / "report.html", WIDTH, HEIGHT)
+    page = watched.page
+    texts = _figure(page, "Pass rate per evaluator").evaluate(
+        """f => Array.from(f.querySelectorAll('text.bartext')).map(t => ({
+             text: t.textContent, height: t.getBoundingClientRect().height}))"""
+    )
+    assert any(t["text"] == "100.0%" for t in texts) and len(texts) == 8
+    heights = {round(t["height"]) for t in texts}
+    assert len(heights) == 1 and min(heights) >= 10, texts
+    assert watched.problems() == []
