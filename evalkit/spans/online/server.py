@@ -32,7 +32,9 @@ This is the local counterpart of AgentCore Evaluations' online mode, with the sa
   ``evaluated`` mark are committed together. Code-based evaluators run in worker processes
   (``evaluator_workers``, one pool for the receiver's life): a call that hangs is killed at
   ``evaluator_timeout`` (``Timeout``), one that crashes its process gives ``EvaluatorCrashed``, and intake
-  never waits for either.
+  never waits for either. A session whose evaluation raises (hostile span content, a stored row that no
+  longer reads) gets one ``SessionEvaluationFailed`` error result per evaluator and the loop moves on: one
+  session never holds up the ones after it.
 * **Outputs** (``exports``). ``DIR/results.jsonl`` (OTel ``gen_ai.evaluation.result`` events) and
   ``DIR/metrics.jsonl`` (CloudWatch EMF), both carrying the configuration name (``config_name``, default the
   store folder's name) as AgentCore's ``onlineEvaluationConfigId``, resumed after a crash; with ``alarm_threshold``, an alarm when an
@@ -260,7 +262,7 @@ class OnlineEvaluation:
         while not self._stop.is_set():
             try:
                 self.run_once()
-            except Exception:  # keep the loop alive: the next pass retries what was not committed
+            except Exception:  # the store failed (a session's own failure is an error result): retried
                 log.exception("online evaluation pass failed")
             self._wake.wait(self.poll_interval)
             self._wake.clear()

@@ -157,11 +157,8 @@ class Filter:
         if value is None:
             return False
         if self.number is not None:
-            try:
-                number = float(value)
-            except (TypeError, ValueError):
-                return False
-            return _COMPARE[self.op](number, self.number)
+            number = _number(value)
+            return number is not None and _COMPARE[self.op](number, self.number)
         text = value if isinstance(value, str) else json.dumps(value)
         if self.op == "=":
             return text == self.value
@@ -170,6 +167,17 @@ class Filter:
         if self.op == "!~=":
             return self.value not in text
         return self.value in text
+
+
+def _number(value) -> int | float | None:
+    """An attribute as a number to compare, None when it is none: an int as it is (Python compares any int
+    with a float exactly, where ``float()`` of a 400-digit int raises ``OverflowError``), text as a float."""
+    if isinstance(value, int):
+        return value
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 _COMPARE = {
