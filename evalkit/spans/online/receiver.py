@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import sqlite3
 import ssl
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -122,9 +123,12 @@ async def _export(app: Any, pool: ThreadPoolExecutor, signal: Signal, request: w
         status, payload, answer_type = await asyncio.get_running_loop().run_in_executor(
             pool, app.ingest, body, ctype, encoding, signal.name
         )
-    except Exception as exc:  # the store failed: 503 asks the exporter to retry
+    except (sqlite3.Error, OSError) as exc:  # the store failed: 503 asks the exporter to retry
         log.exception("cannot store %s", signal.name)
         return _text(503, f"cannot store the {signal.item}s: {exc}\n", close=True)
+    except Exception:  # evalkit's fault (intake answers 400 for what the request holds): never retried
+        log.exception("cannot take %s", signal.name)
+        return _text(500, "the receiver failed on this request; see its log\n", close=True)
     response = web.Response(status=status, body=payload)
     response.headers["Content-Type"] = answer_type
     return response

@@ -105,8 +105,8 @@ def nanoseconds(value: Any, key: str) -> int:
         raise BadSpan(f"'{key}' is missing")
     if type(value) is int:
         return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 4300:
+        return int(value)  # ASCII digits only ("²" is a digit int() refuses), within int()'s 4,300 digits
     if isinstance(value, float) and value.is_integer() and value >= 0:
         return int(value)
     raise BadSpan(f"'{key}' must be an integer (nanoseconds since the epoch), found {quote(value)}")
@@ -191,13 +191,13 @@ def any_value(value: Any, field: str) -> Any:
         raw = value["intValue"]
         try:
             return int(raw)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise BadSpan(f"'{field}.intValue' must be an integer, found {quote(raw)}") from None
     if "doubleValue" in value:
         raw = value["doubleValue"]
         try:
             return float(raw)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: an int of 400 digits
             raise BadSpan(f"'{field}.doubleValue' must be a number, found {quote(raw)}") from None
     if "boolValue" in value:
         return bool(value["boolValue"])
