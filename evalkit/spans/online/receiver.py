@@ -31,6 +31,7 @@ from aiohttp import web
 
 from evalkit.errors import EvalkitError
 from evalkit.spans.online.intake import SIGNALS, Signal
+from evalkit.spans.online.receiver_token import authorized
 
 log = logging.getLogger("evalkit.spans.online")
 
@@ -110,7 +111,7 @@ async def _export(app: Any, pool: ThreadPoolExecutor, signal: Signal, request: w
     """One OTLP/HTTP export request of ``signal``: checked, ingested off the loop, answered once committed."""
     if request.method != "POST":
         return _text(405, f"method not allowed: {_WHERE}\n", close=True)
-    if app.token is not None and request.headers.get("Authorization", "") != f"Bearer {app.token}":
+    if app.token is not None and not authorized(request.headers.get("Authorization"), app.token):
         return _text(401, "missing or wrong Authorization: Bearer token\n", close=True)
     size = request.content_length
     if size is None:
