@@ -249,3 +249,23 @@ def test_only_a_store_that_fails_is_answered_503(tmp_path):
         connection.close()
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("signal", ["traces", "logs"])
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("NaN", "NaN is not valid JSON"),
+        ("9" * 5000, "5,000 digits"),
+        ('"\\ud800"', "lone surrogate"),
+        ("[" * 3000 + "]" * 3000, "nested more than 100 levels deep"),
+    ],
+)
+def test_a_body_that_cannot_be_read_at_all_is_400_naming_why(store, signal, value, problem):
+    item = json.dumps(_item(signal, 1, attributes=[{"key": "x", "value": {"doubleValue": 0}}]))
+    body = _body(signal, []).replace(
+        b"[]", item.replace('"doubleValue": 0', f'"doubleValue": {value}').join("[]").encode()
+    )
+    status, payload = _ingest(store, signal, body)
+    assert status == 400 and problem in json.loads(payload)["message"]
+    assert _stored(store, signal) == []
