@@ -12,7 +12,10 @@ import http.client
 import json
 
 import pytest
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsServiceRequest,
+    ExportLogsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -106,15 +109,13 @@ HOSTILE = [
 ]
 TIMES = {"traces": "startTimeUnixNano", "logs": "timeUnixNano"}
 NUMBERS = [
-    ({"doubleValue": "NaN"}, "'attributes.x' is NaN: only finite numbers are stored"),
-    ({"doubleValue": "-Infinity"}, "'attributes.x' is -Infinity: only finite numbers are stored"),
-    ({"doubleValue": "1e999"}, "'attributes.x' is Infinity: only finite numbers are stored"),
     (
         {"intValue": "9" * 4000},
         "'attributes.x' is an integer of 4,000 digits, beyond OTLP's 64 bits (-2^63 to 2^64-1); send the value "
         "as a string",
     ),
     ({"intValue": str(2**64)}, "'attributes.x' is an integer of 20 digits, beyond OTLP's 64 bits"),
+    ({"intValue": str(-(2**63) - 1)}, "'attributes.x' is an integer of 19 digits, beyond OTLP's 64 bits"),
 ]
 
 
@@ -140,10 +141,10 @@ def test_ids_that_are_not_hex_of_otlp_lengths_are_refused_with_400_naming_the_fi
 @pytest.mark.parametrize(
     ("time", "shown"),
     [
-        (-1, "-1"),
-        (str(2**64), "18446744073709551616"),
-        (2**64, "18446744073709551616"),
-        ("9" * 4000, "an integer of 4,000 digits"),
+        (-1, "'-1'"),
+        (str(2**64), "'18446744073709551616'"),
+        (2**64, "'18446744073709551616'"),
+        ("9" * 4000, "'" + "9" * 59 + "'…(4,000 characters)"),
     ],
 )
 def test_times_outside_uint64_are_refused_with_400_naming_the_field(store, signal, time, shown):
@@ -151,7 +152,7 @@ def test_times_outside_uint64_are_refused_with_400_naming_the_field(store, signa
     times = {field: time} | ({"endTimeUnixNano": time} if signal == "traces" else {})
     message = _refused(store, signal, _item(signal, 1, **times))
     assert message.endswith(
-        f"[0]: '{field}' must be nanoseconds since the epoch from 0 to 2^64-1 (OTLP's fixed64), found {shown}"
+        f"[0]: '{field}' must be from 0 to 2^64-1 nanoseconds since the epoch (OTLP's fixed64), found {shown}"
     )
 
 
@@ -162,6 +163,15 @@ def test_numbers_that_are_not_finite_or_past_64_bits_are_refused_with_400_naming
 ):
     attributes = [{"key": "x", "value": value}, {"key": "session.id", "value": {"stringValue": "s"}}]
     assert problem in _refused(store, signal, _item(signal, 1, attributes=attributes))
+
+
+@pytest.mark.parametrize("signal", ["traces", "logs"])
+def test_nan_and_infinite_doubles_are_stored_as_otlp_json_strings(store, signal):
+    values = {"nan": "NaN", "inf": "Infinity", "minus": "-Infinity", "over": "1e999"}
+    attributes = [{"key": k, "value": {"doubleValue": v}} for k, v in values.items()]
+    assert _ingest(store, signal, _body(signal, [_item(signal, 1, attributes=attributes)])) == (200, b"{}")
+    (stored,) = _stored(store, signal)
+    assert stored["attributes"] == {"nan": "NaN", "inf": "Infinity", "minus": "-Infinity", "over": "Infinity"}
 
 
 def test_a_double_value_written_as_a_400_digit_integer_is_refused_not_a_traceback(store):
@@ -211,17 +221,17 @@ def test_protobuf_ids_of_the_wrong_byte_length_are_refused_naming_the_field(stor
     logs = ExportLogsServiceRequest()
     record = logs.resource_logs.add().scope_logs.add().log_records.add()
     record.trace_id, record.time_unix_nano = b"\x01" * 17, 1
-    record.body.double_value = float("nan")
     record2 = logs.resource_logs[0].scope_logs[0].log_records.add()
-    record2.time_unix_nano, record2.body.double_value = 1, float("inf")
+    record2.time_unix_nano, record2.body.double_value = 1, float("-inf")
     status, payload = _ingest(store, "logs", logs.SerializeToString(), "application/x-protobuf")
-    assert status == 400
-    assert payload.decode() == (
-        "no valid event record: request: resourceLogs[0].scopeLogs[0].logRecords[0]: 'traceId' must be 32 hex "
-        "characters (OTLP's 16-byte id), found '0101010101010101010101010101010101' (34 characters); "
-        "request: resourceLogs[0].scopeLogs[0].logRecords[1]: 'body' is Infinity: only finite numbers are "
-        "stored (NaN and Infinity are not JSON); send the value as a string"
+    assert status == 200
+    response = ExportLogsServiceResponse.FromString(payload)
+    assert response.partial_success.rejected_log_records == 1
+    assert response.partial_success.error_message == (
+        "request: resourceLogs[0].scopeLogs[0].logRecords[0]: 'traceId' must be 32 hex characters (OTLP's "
+        "16-byte id), found '0101010101010101010101010101010101' (34 characters)"
     )
+    assert [d["body"] for d in _stored(store, "logs")] == ["-Infinity"]
 
 
 def test_an_exception_while_a_request_is_read_is_400_never_a_retryable_503(store, monkeypatch):

@@ -11,8 +11,7 @@ encoding, or a ``partialSuccess`` naming rejected spans (``rejectedSpans``) or r
 Which answer, decided once for both signals:
 
 * a span or record that is individually bad (a field missing or of the wrong type, or ruled out by OTLP:
-  ids not hex of OTLP's lengths, times outside uint64, numbers that are not finite or beyond 64 bits; see
-  ``intake_rules``) is **rejected alone**: the others of the request are stored and the answer is 200 with
+  ids not hex of OTLP's lengths, times outside uint64, integers beyond 64 bits; see ``intake_rules``) is **rejected alone**: the others of the request are stored and the answer is 200 with
   ``partialSuccess`` counting the rejected ones, its ``errorMessage`` naming the first five by place and
   field (OTLP: a partial success is not retried, and the valid data is not lost with the bad);
 * a request with **nothing storable** (every item rejected) gets 400 with that message, and so does a body

@@ -11,10 +11,12 @@ valid OTLP is refused, named, at the door rather than kept to break the evaluati
   a session by its ``session.id``);
 * **times** (``startTimeUnixNano``, ``endTimeUnixNano``, an event's ``timeUnixNano``, a record's
   ``timeUnixNano`` and ``observedTimeUnixNano``): nanoseconds from 0 to 2^64-1, OTLP's ``fixed64``;
-* **numbers**, anywhere in the document (attributes, a record's body, events, resource, scope): finite
-  (``NaN`` and ``Infinity``, which OTLP/JSON may write as ``"NaN"``, are not JSON, so no store row or export
-  could hold them) and integers within 64 bits (-2^63 to 2^64-1), as protobuf carries them (an ``intValue``
-  of 4,000 digits is no OTLP value).
+* **numbers**, anywhere in the document (attributes, a record's body, events, resource, scope): integers
+  within 64 bits (-2^63 to 2^64-1), as protobuf carries them (an ``intValue`` of 4,000 digits is no OTLP
+  value), and floats finite. A ``doubleValue`` of NaN or an infinity is valid OTLP: the span reader keeps it
+  as OTLP/JSON's own string (``"NaN"``, ``"Infinity"``, ``"-Infinity"``, ``span_document``), so it is stored
+  as sent; a float NaN reaching this check from elsewhere is refused, as no store row or export could hold
+  it (NaN is not JSON).
 
 Strings are never refused for what they hold: an attribute with JSON text nested 3,000 deep is valid OTLP and is
 stored as it came; what parses it later (an evaluator, a judge) meets it there, and the evaluation loop gives
@@ -103,9 +105,9 @@ def _id(value: Any, field: str, size: int) -> None:
 
 def _time(value: Any, field: str) -> None:
     if type(value) is not int or not 0 <= value <= UINT64_MAX:
+        shown = quote(value) if isinstance(value, str) else quote(str(value))  # the span reader's wording
         raise Refused(
-            f"'{field}' must be nanoseconds since the epoch from 0 to 2^64-1 (OTLP's fixed64), found "
-            f"{_shown(value)}"
+            f"'{field}' must be from 0 to 2^64-1 nanoseconds since the epoch (OTLP's fixed64), found {shown}"
         )
 
 
@@ -163,12 +165,6 @@ def _all_numbers_fit(doc: dict) -> bool:
 def _key(key: str) -> str:
     """An attribute key as it is shown in a field path: as it is, or quoted and cut when it is long."""
     return key if len(key) <= 60 and key.isprintable() else quote(key)
-
-
-def _shown(value: Any) -> str:
-    if type(value) is int and abs(value).bit_length() > 100:  # past 30 digits: its size, not its digits
-        return f"{'-' if value < 0 else ''}an integer of {_digits(value)} digits"
-    return quote(value)
 
 
 def _digits(value: int) -> str:

@@ -157,8 +157,11 @@ class Filter:
         if value is None:
             return False
         if self.number is not None:
-            number = _number(value)
-            return number is not None and _COMPARE[self.op](number, self.number)
+            try:  # an int is compared exactly (float() of a 4,000-digit intValue overflows)
+                number = value if type(value) is int else float(value)
+            except (TypeError, ValueError):
+                return False
+            return _COMPARE[self.op](number, self.number)
         text = value if isinstance(value, str) else json.dumps(value)
         if self.op == "=":
             return text == self.value
@@ -167,17 +170,6 @@ class Filter:
         if self.op == "!~=":
             return self.value not in text
         return self.value in text
-
-
-def _number(value) -> int | float | None:
-    """An attribute as a number to compare, None when it is none: an int as it is (Python compares any int
-    with a float exactly, where ``float()`` of a 400-digit int raises ``OverflowError``), text as a float."""
-    if isinstance(value, int):
-        return value
-    try:
-        return float(value)
-    except (TypeError, ValueError, OverflowError):
-        return None
 
 
 _COMPARE = {
