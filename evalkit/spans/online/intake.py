@@ -11,9 +11,10 @@ encoding, or a ``partialSuccess`` naming rejected spans (``rejectedSpans``) or r
 Which answer, decided once for both signals:
 
 * a span or record that is individually bad (a field missing or of the wrong type, or ruled out by OTLP:
-  ids not hex of OTLP's lengths, times outside uint64, integers beyond 64 bits; see ``intake_rules``) is **rejected alone**: the others of the request are stored and the answer is 200 with
-  ``partialSuccess`` counting the rejected ones, its ``errorMessage`` naming the first five by place and
-  field (OTLP: a partial success is not retried, and the valid data is not lost with the bad);
+  ids not hex of OTLP's lengths, times outside uint64, integers beyond 64 bits; see ``intake_rules``) is
+  **rejected alone**: the others of the request are stored and the answer is 200 with ``partialSuccess``
+  counting the rejected ones, its ``errorMessage`` naming the first five by place and field (OTLP: a partial
+  success is not retried, and the valid data is not lost with the bad);
 * a request with **nothing storable** (every item rejected) gets 400 with that message, and so does a body
   that cannot be read at all: not gzip, not protobuf, not JSON, JSON nested too deeply, with a duplicate key,
   a lone surrogate, ``NaN`` or an integer of more than 4,300 digits, not an export request of the signal.
@@ -25,9 +26,10 @@ Which answer, decided once for both signals:
   retries, and the retry can succeed. Any other exception while a request is read is answered 400 with its
   name (and logged), never 503.
 
-Spans are converted by ``otlp_json`` and records by ``event_record.read_otlp_logs``, as span files are, so online and offline evaluators see identical documents. Storing them is the server's
-``ingest`` (see ``online``; records join their session by ``session_tracking.record_session_ids``); the HTTP
-server that calls it (routes, keep-alive, idle timeout, TLS) is ``receiver``.
+Spans are converted by ``otlp_json`` and records by ``event_record.read_otlp_logs``, as span files are, so
+online and offline evaluators see identical documents. Storing them is the server's ``ingest`` (see
+``online``; records join their session by ``session_tracking.record_session_ids``); the HTTP server that calls
+it (routes, keep-alive, idle timeout, TLS) is ``receiver``.
 """
 
 from __future__ import annotations

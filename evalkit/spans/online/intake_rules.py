@@ -1,11 +1,11 @@
 """What the online receiver refuses in a span or event record before storing it: what OTLP itself rules out.
 
-``otlp_json`` and ``event_record`` read any span and record they can make sense of (span files hold ids such as
-``t-1``); the receiver stores only what an OTLP exporter can send, so a record that could never have been
+``otlp_json`` and ``event_record`` read any span and record they can make sense of (span files hold ids such
+as ``t-1``); the receiver stores only what an OTLP exporter can send, so a record that could never have been
 valid OTLP is refused, named, at the door rather than kept to break the evaluation later:
 
-* **ids**: a ``traceId`` is 32 hex characters and a ``spanId`` (``parentSpanId``, a link's ``spanId``) 16, OTLP's
-  16 and 8 bytes. OTLP/JSON writes them in hex; protobuf carries the bytes, which ``otlp_protobuf`` turns into
+* **ids**: a ``traceId`` is 32 hex characters and a ``spanId`` (``parentSpanId``, a link's ``spanId``) 16,
+  OTLP's 16 and 8 bytes. OTLP/JSON writes them in hex; protobuf carries the bytes, which ``otlp_protobuf`` turns into
   hex, so bytes of another length come out at another length and are refused the same way (base64, protobuf's
   own JSON mapping, is turned into hex by the reader first). A log record may leave its ids out (it then joins
   a session by its ``session.id``);
@@ -18,8 +18,8 @@ valid OTLP is refused, named, at the door rather than kept to break the evaluati
   as sent; a float NaN reaching this check from elsewhere is refused, as no store row or export could hold
   it (NaN is not JSON).
 
-Strings are never refused for what they hold: an attribute with JSON text nested 3,000 deep is valid OTLP and is
-stored as it came; what parses it later (an evaluator, a judge) meets it there, and the evaluation loop gives
+Strings are never refused for what they hold: an attribute with JSON text nested 3,000 deep is valid OTLP and
+is stored as it came; what parses it later (an evaluator, a judge) meets it there, and the evaluation loop gives
 that session an error result (``session_evaluation``).
 
 ``storable`` splits a request's documents into those kept and one problem per refused one (its place in the
@@ -97,7 +97,7 @@ def _id(value: Any, field: str, size: int) -> None:
             f"'{field}' must be {size} hex characters (OTLP's {size // 2}-byte id), found {quote(value)}"
             + (
                 f" ({len(value)} characters)"
-                if isinstance(value, str) and len(value) not in (size,) and len(value) <= 60
+                if isinstance(value, str) and len(value) != size and len(value) <= 60
                 else ""
             )
         )
