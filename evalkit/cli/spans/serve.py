@@ -1,7 +1,8 @@
 """``evalkit spans serve`` and ``evalkit spans status``: online evaluation of live OTLP spans.
 
 ``serve`` runs an OTLP/HTTP receiver on ``--host``/``--port`` (loopback and 4318 by default; HTTPS with
-``--tls-cert``/``--tls-key``; ``--token`` off loopback needs TLS or ``--insecure``) that stores spans
+``--tls-cert``/``--tls-key``; a bearer token from ``--token``, ``--token-file`` or ``EVALKIT_RECEIVER_TOKEN``,
+which off loopback needs TLS or ``--insecure``) that stores spans
 (``/v1/traces``) and event records (``/v1/logs``) in ``--store DIR`` and scores a sample of the sessions that went quiet for ``--session-timeout`` with up to 10
 Lambda-style evaluators, writing ``DIR/results.jsonl`` and ``DIR/metrics.jsonl`` (see
 ``evalkit.spans.online.server``). ``status`` summarises a store: sessions per state, spans and records stored, pass rates per
@@ -79,7 +80,18 @@ def register(commands) -> None:
         "KEY>N, KEY<N, KEY>=N, KEY<=N (GreaterThan, LessThan, ...OrEqual); repeat for several, at most 5 "
         "(all must match)",
     )
-    sv.add_argument("--token", help="require the header Authorization: Bearer TOKEN")
+    token = sv.add_mutually_exclusive_group()
+    token.add_argument(
+        "--token",
+        help="require the header Authorization: Bearer TOKEN (visible to other users in ps: prefer "
+        "--token-file or the environment variable EVALKIT_RECEIVER_TOKEN)",
+    )
+    token.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="require the bearer token held in this file (its text, one trailing newline dropped); without "
+        "--token or --token-file, EVALKIT_RECEIVER_TOKEN gives the token when set",
+    )
     sv.add_argument(
         "--tls-cert", metavar="PEM", help="serve HTTPS with this certificate (chain); needs --tls-key"
     )
@@ -160,6 +172,7 @@ def serve_main(args) -> int:
         sampling=args.sampling,
         filters=args.filter,
         token=args.token,
+        token_file=args.token_file,
         alarm_threshold=args.alarm_threshold,
         alarm_window=args.alarm_window,
         alarm_webhook=args.alarm_webhook,

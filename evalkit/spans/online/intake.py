@@ -6,24 +6,42 @@ in their body, as ADOT and the current GenAI conventions send them; see ``readin
 is protobuf (``application/x-protobuf``) or JSON (``application/json``), optionally gzip-compressed; the
 answer is what a collector gives: 200 with an empty ``Export{Trace,Logs}ServiceResponse`` in the request's
 encoding, or a ``partialSuccess`` naming rejected spans (``rejectedSpans``) or records
-(``rejectedLogRecords``). A malformed body gets 400 (so does JSON nested too
-deeply, with a duplicate key or a lone surrogate: retrying cannot help), an unknown encoding or content type
-415, a body over the limit (before or after decompression) 413, a missing ``Content-Length``
-411, a missing or wrong ``Authorization: Bearer`` token (when one is set) 401, a store that fails 503 (the
-exporter retries). Spans are converted by ``otlp_json`` and records by ``event_record.read_otlp_logs``, as
-span files are, so online and offline evaluators see identical documents. Storing them is the server's
-``ingest`` (see ``online``; records join their session by ``session_tracking.record_session_ids``); the HTTP
-server that calls it (routes, keep-alive, idle timeout, TLS) is ``receiver``.
+(``rejectedLogRecords``).
+
+Which answer, decided once for both signals:
+
+* a span or record that is individually bad (a field missing or of the wrong type, or ruled out by OTLP:
+  ids not hex of OTLP's lengths, times outside uint64, integers beyond 64 bits; see ``intake_rules``) is
+  **rejected alone**: the others of the request are stored and the answer is 200 with ``partialSuccess``
+  counting the rejected ones, its ``errorMessage`` naming the first five by place and field (OTLP: a partial
+  success is not retried, and the valid data is not lost with the bad);
+* a request with **nothing storable** (every item rejected) gets 400 with that message, and so does a body
+  that cannot be read at all: not gzip, not protobuf, not JSON, JSON nested too deeply, with a duplicate key,
+  a lone surrogate, ``NaN`` or an integer of more than 4,300 digits, not an export request of the signal.
+  400 is final: the exporter drops the request rather than retrying what can never succeed. An attribute
+  holding JSON text, however deep, is just a string here and is stored;
+* an unknown encoding or content type 415, a body over the limit (before or after decompression) 413, a
+  missing ``Content-Length`` 411, a missing or wrong ``Authorization: Bearer`` token (when one is set) 401;
+* **503 only when the store fails** (``sqlite3.Error``, ``OSError``: a full disk, a lock): the exporter
+  retries, and the retry can succeed. Any other exception while a request is read is answered 400 with its
+  name (and logged), never 503.
+
+Spans are converted by ``otlp_json`` and records by ``event_record.read_otlp_logs``, as span files are, so
+online and offline evaluators see identical documents. Storing them is the server's ``ingest`` (see
+``online``; records join their session by ``session_tracking.record_session_ids``); the HTTP server that calls
+it (routes, keep-alive, idle timeout, TLS) is ``receiver``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import zlib
 from typing import TYPE_CHECKING
 
 from evalkit.documents.json_input import JsonInputError, parse_json
+from evalkit.spans.online.intake_rules import storable
 from evalkit.spans.online.session_tracking import record_session_ids, sampled, session_ids
 from evalkit.spans.reading.event_record import read_otlp_logs
 from evalkit.spans.reading.otlp_json import read_otlp
@@ -36,6 +54,9 @@ log = logging.getLogger("evalkit.spans.online")
 
 #: Largest accepted request body (after decompression), in bytes.
 MAX_BODY = 4 * 1024 * 1024
+#: What the store raises when it cannot read or write: answered 503 (the exporter retries); anything else
+#: raised while a request is read is answered 400 (a retry would fail the same way).
+_STORE_FAILURES = (sqlite3.Error, OSError)
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -127,7 +148,8 @@ def decode_request(
     problems: list[str] = []
     read = read_otlp if signal is TRACES else read_otlp_logs
     read(request, ("request", ""), docs, wheres, problems)
-    return docs, problems
+    docs, refused = storable(docs, wheres, record=signal is LOGS)
+    return docs, problems + refused
 
 
 def protobuf_dict(body: bytes, signal: Signal = TRACES) -> dict:
@@ -187,17 +209,29 @@ def ingest_request(
     kind = (content_type or "").split(";")[0].strip().lower()
     try:
         docs, problems = decode_request(body, content_type, encoding, max_body, signal)
+        sessions = (session_ids if signal is TRACES else record_session_ids)(docs, store, session_attribute)
     except BadRequest as exc:
         return exc.status, _error_body(kind, str(exc)), _error_type(kind)
+    except _STORE_FAILURES:
+        raise  # the store could not be read: 503, the exporter retries
+    except Exception as exc:  # a request evalkit cannot read is one a retry cannot store: never a 503
+        log.exception("cannot read a %s request", signal.name)
+        message = f"the request cannot be read: {type(exc).__name__}: {exc}"[:500]
+        return 400, _error_body(kind, message), _error_type(kind)
     if docs:
 
         def is_sampled(session: str) -> bool:
             return sampled(session, sampling)
 
-        if signal is TRACES:
-            added = store.add_spans(docs, session_ids(docs, store, session_attribute), is_sampled)
-        else:
-            added = store.add_records(docs, record_session_ids(docs, store, session_attribute), is_sampled)
+        add = store.add_spans if signal is TRACES else store.add_records
+        try:
+            added = add(docs, sessions, is_sampled)
+        except _STORE_FAILURES:
+            raise
+        except Exception as exc:  # not the store: the documents themselves, which a retry cannot change
+            log.exception("cannot store a %s request", signal.name)
+            message = f"the request cannot be stored: {type(exc).__name__}: {exc}"[:500]
+            return 400, _error_body(kind, message), _error_type(kind)
         log.debug("stored %d new %s(s) of %d", added, signal.item, len(docs))
     if problems and not docs:
         message = f"no valid {signal.item}: " + "; ".join(problems[:5])

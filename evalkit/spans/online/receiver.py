@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import sqlite3
 import ssl
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +31,7 @@ from aiohttp import web
 
 from evalkit.errors import EvalkitError
 from evalkit.spans.online.intake import SIGNALS, Signal
+from evalkit.spans.online.receiver_token import authorized
 
 log = logging.getLogger("evalkit.spans.online")
 
@@ -109,7 +111,7 @@ async def _export(app: Any, pool: ThreadPoolExecutor, signal: Signal, request: w
     """One OTLP/HTTP export request of ``signal``: checked, ingested off the loop, answered once committed."""
     if request.method != "POST":
         return _text(405, f"method not allowed: {_WHERE}\n", close=True)
-    if app.token is not None and request.headers.get("Authorization", "") != f"Bearer {app.token}":
+    if app.token is not None and not authorized(request.headers.get("Authorization"), app.token):
         return _text(401, "missing or wrong Authorization: Bearer token\n", close=True)
     size = request.content_length
     if size is None:
@@ -122,9 +124,12 @@ async def _export(app: Any, pool: ThreadPoolExecutor, signal: Signal, request: w
         status, payload, answer_type = await asyncio.get_running_loop().run_in_executor(
             pool, app.ingest, body, ctype, encoding, signal.name
         )
-    except Exception as exc:  # the store failed: 503 asks the exporter to retry
+    except (sqlite3.Error, OSError) as exc:  # the store failed: 503 asks the exporter to retry
         log.exception("cannot store %s", signal.name)
         return _text(503, f"cannot store the {signal.item}s: {exc}\n", close=True)
+    except Exception:  # evalkit's fault (intake answers 400 for what the request holds): never retried
+        log.exception("cannot take %s", signal.name)
+        return _text(500, "the receiver failed on this request; see its log\n", close=True)
     response = web.Response(status=status, body=payload)
     response.headers["Content-Type"] = answer_type
     return response

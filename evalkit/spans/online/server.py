@@ -13,7 +13,8 @@ This is the local counterpart of AgentCore Evaluations' online mode, with the sa
 * **Receiver** (``intake``, ``receiver``). ``POST /v1/traces`` (spans) and ``POST /v1/logs`` (event records:
   the OTel log records that carry a span's prompts and answers, ``logs_url``) accept what OTLP/HTTP exporters
   send: protobuf or JSON, optionally gzip-compressed, and answer like a collector; a body over ``max_body`` bytes gets 413, a
-  missing or wrong ``Authorization: Bearer`` token (when one is set) 401. aiohttp's server keeps connections
+  missing or wrong ``Authorization: Bearer`` token (when one is set: ``token``, ``token_file`` or the
+  environment variable ``EVALKIT_RECEIVER_TOKEN``, see ``receiver_token``) 401. aiohttp's server keeps connections
   alive and closes those idle for ``idle_timeout`` seconds; with ``tls_cert`` and ``tls_key`` it speaks HTTPS.
   A ``token`` on an address other than loopback needs TLS (a bearer token sent in clear text over a network
   is a leaked token) unless ``insecure=True``.
@@ -32,7 +33,9 @@ This is the local counterpart of AgentCore Evaluations' online mode, with the sa
   ``evaluated`` mark are committed together. Code-based evaluators run in worker processes
   (``evaluator_workers``, one pool for the receiver's life): a call that hangs is killed at
   ``evaluator_timeout`` (``Timeout``), one that crashes its process gives ``EvaluatorCrashed``, and intake
-  never waits for either.
+  never waits for either. A session whose evaluation raises (hostile span content, a stored row that no
+  longer reads) gets one ``SessionEvaluationFailed`` error result per evaluator and the loop moves on: one
+  session never holds up the ones after it.
 * **Outputs** (``exports``). ``DIR/results.jsonl`` (OTel ``gen_ai.evaluation.result`` events) and
   ``DIR/metrics.jsonl`` (CloudWatch EMF), both carrying the configuration name (``config_name``, default the
   store folder's name) as AgentCore's ``onlineEvaluationConfigId``, resumed after a crash; with ``alarm_threshold``, an alarm when an
@@ -60,6 +63,7 @@ from evalkit.spans.llm_judges.llm_evaluator import LLMSpanEvaluator
 from evalkit.spans.online.exports import NAMESPACE, PassRateAlarm, export_results
 from evalkit.spans.online.intake import MAX_BODY, SIGNALS, ingest_request
 from evalkit.spans.online.receiver import IDLE_TIMEOUT, ReceiverServer, is_loopback, tls_context
+from evalkit.spans.online.receiver_token import TOKEN_ENV, receiver_token
 from evalkit.spans.online.session_evaluation import evaluate_session, load_evaluator
 from evalkit.spans.online.session_tracking import (
     SESSION_TIMEOUT_MINUTES_RANGE,
@@ -93,6 +97,7 @@ class OnlineEvaluation:
         sampling: float = 100.0,
         filters: list[str | Filter] = (),
         token: str | None = None,
+        token_file: str | os.PathLike | None = None,
         alarm_threshold: float | None = None,
         alarm_window: float | str = 3600.0,
         alarm_webhook: str | None = None,
@@ -109,10 +114,12 @@ class OnlineEvaluation:
         session_attribute: str | None = None,
     ):
         self.ssl_context = tls_context(tls_cert, tls_key)
+        token = receiver_token(token, token_file)  # --token, else --token-file, else $EVALKIT_RECEIVER_TOKEN
         if token is not None and self.ssl_context is None and not is_loopback(host) and not insecure:
             raise EvalkitError(
-                f"--token with --host {host} and no TLS would send the bearer token in clear text over the "
-                "network: pass --tls-cert and --tls-key, bind to 127.0.0.1, or pass --insecure to accept it"
+                f"a bearer token (--token, --token-file or {TOKEN_ENV}) with --host {host} and no TLS would "
+                "cross the network in clear text: pass --tls-cert and --tls-key, bind to 127.0.0.1, or pass "
+                "--insecure to accept it"
             )
         if not idle_timeout > 0:
             raise EvalkitError(f"idle timeout {idle_timeout!r}: write a number of seconds above 0")
@@ -260,7 +267,7 @@ class OnlineEvaluation:
         while not self._stop.is_set():
             try:
                 self.run_once()
-            except Exception:  # keep the loop alive: the next pass retries what was not committed
+            except Exception:  # the store failed (a session's own failure is an error result): retried
                 log.exception("online evaluation pass failed")
             self._wake.wait(self.poll_interval)
             self._wake.clear()

@@ -29,8 +29,9 @@ session attribute belongs to no session.
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from evalkit.documents.json_input import parse_json
 
 SESSION_ATTRIBUTES = (
     "session.id",
@@ -134,7 +135,7 @@ def _text(value: Any) -> str | None:
 def _from_metadata(metadata: Any) -> str | None:
     if isinstance(metadata, str) and metadata.startswith("{"):
         try:
-            metadata = json.loads(metadata)
+            metadata = parse_json(metadata)  # the bounded parser: deep JSON text is refused, never recursed
         except ValueError:
             return None
     if not isinstance(metadata, dict):
