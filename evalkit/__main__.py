@@ -10,6 +10,13 @@ short into an "Exception ignored in atexit callback" traceback: a Ctrl-C then ch
 own exit code stands. Only an interrupt before Python runs any code (interpreter start-up) is beyond reach:
 the process then ends by the signal, silently.
 
+An interrupt can also land where Python swallows exceptions: in an at-fork handler (logging's lock release
+after ``os.fork``, when the document is read ahead), a ``__del__`` or a weakref callback. Python then prints
+"Exception ignored in ..." and the command goes on as if nothing happened. :func:`run` therefore installs its
+own SIGINT handler, which notes the interrupt before raising ``KeyboardInterrupt``, and an unraisable hook that
+keeps quiet about a swallowed ``KeyboardInterrupt``: a command that returns after an interrupt it never saw
+still ends with ``Interrupted.`` and 130.
+
 Imports nothing of evalkit at module level (importing ``evalkit.cli`` is the slow part it must cover).
 """
 
@@ -24,12 +31,34 @@ __all__ = ["interrupted", "run"]
 INTERRUPTED_EXIT = 130
 
 
+_seen = []
+
+
+def _on_sigint(signum, frame) -> None:
+    """SIGINT as Python's default handler, noted first (an interrupt raised where Python swallows it)."""
+    _seen.append(signum)
+    raise KeyboardInterrupt
+
+
+def _quiet_about_interrupts(hook):
+    def unraisable(info) -> None:
+        if not isinstance(info.exc_value, KeyboardInterrupt):  # noted by _on_sigint; acted on by run
+            hook(info)
+
+    return unraisable
+
+
 def run() -> NoReturn:
     """Run the command line (``evalkit.cli.main``) and exit with its code (module docs)."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
+    sys.unraisablehook = _quiet_about_interrupts(sys.unraisablehook)
     try:
         from evalkit.cli import main
 
         code = main()
+        if _seen and code != INTERRUPTED_EXIT and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            interrupted()  # an interrupt swallowed before the command was done (module docs)
     except KeyboardInterrupt:
         try:
             interrupted()

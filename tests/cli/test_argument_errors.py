@@ -98,13 +98,13 @@ CASES = {
     ),
     "spans without a command": (
         ["spans"],
-        "Error: no command given: choose one of eval, serve, status, package, stream, invoke, to-document\n"
+        "Error: no command given: choose one of eval, serve, status, package, stream, invoke, event, to-document\n"
         "see `evalkit spans --help`\n",
     ),
     "spans unknown command": (
         ["spans", "evl"],
         "Error: SUBCOMMAND: invalid choice: 'evl' (choose from 'eval', 'serve', 'status', 'package', 'stream', "
-        "'invoke', 'to-document')\nsee `evalkit spans --help`\n",
+        "'invoke', 'event', 'to-document')\nsee `evalkit spans --help`\n",
     ),
     "spans eval without its options": (
         ["spans", "eval", "spans.json"],
