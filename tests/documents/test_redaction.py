@@ -90,8 +90,98 @@ def test_records_without_secrets_keep_their_arguments():
     assert (record.msg, record.args) == ("%d rows", (3,))
 
 
-def test_json_lines_are_redacted_as_a_batch_and_one_by_one_when_they_hold_newlines():
-    lines = ['{"u":"http://a:b@h/"}', '{"k":"sk-0123456789ab"}', '{"n":1}']
-    assert redaction.redact_json_lines(lines) == ['{"u":"http://***@h/"}', '{"k":"sk-***"}', '{"n":1}']
-    assert redaction.redact_json_lines(["Bearer\nabc123def", "x"]) == ["Bearer\nabc123def", "x"]
-    assert redaction.redact_json_lines([]) == []
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("gh: ghp_0123456789abcdefghijABCDEFGHIJklmnop", "gh: ghp_***"),
+        ("gho_0123456789abcdefghij ghs_0123456789abcdefghij", "gho_*** ghs_***"),
+        ("fine-grained github_pat_11ABCDEFG0_0123456789abcdefghij", "fine-grained github_pat_***"),
+        ("aws AKIAIOSFODNN7EXAMPLE / ASIAIOSFODNN7EXAMPLE.", "aws AKIA*** / ASIA***."),
+        ("slack xoxb-1234567890-abcdefABCDEF", "slack xoxb-***"),
+        ("google AIzaSyA0123456789abcdefghijklmnopqrstuv", "google AIza***"),
+        ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.c2lnbmF0dXJl end", "jwt eyJ*** end"),
+        # words that merely start the same way stay
+        ("ghost_town AKIAB xoxo- AIzaShort eyJust.a.word", "ghost_town AKIAB xoxo- AIzaShort eyJust.a.word"),
+    ],
+)  # fmt: skip
+def test_key_shapes_are_redacted(text, expected):
+    assert redact(text) == expected
+
+
+def test_values_are_redacted_as_parsed_values_never_as_text(monkeypatch):
+    """A secret made of digits masks the strings that hold it; no number is ever rewritten (issue 29 item 2)."""
+    monkeypatch.setenv("BUILD_TOKEN", "1700000000")
+    value = {"startTimeUnixNano": 1700000000123456789, "note": "pin 1700000000", "ok": True, "none": None}
+    assert redaction.redact_value(value) == {
+        "startTimeUnixNano": 1700000000123456789,
+        "note": "pin ***",
+        "ok": True,
+        "none": None,
+    }
+    assert value["note"] == "pin 1700000000"  # a copy: the value given is left as it is
+
+
+def test_secret_named_fields_are_masked_whatever_they_hold():
+    value = {
+        "api_key": "plain-looking",
+        "attributes": {"http.request.header.x-api-key": "abc", "Authorization": "Basic dXNlcjpwYXNz"},
+        "headers": {"password": ["hunter2", 7]},
+        "key": "a name, not a secret",
+        "gen_ai.usage.input_tokens": 12,
+        "otlp": [
+            {"key": "x-api-key", "value": {"stringValue": "abc"}},
+            {"key": "http.method", "value": {"stringValue": "GET"}},
+        ],
+    }
+    assert redaction.redact_value(value) == {
+        "api_key": "***",
+        "attributes": {"http.request.header.x-api-key": "***", "Authorization": "***"},
+        "headers": {"password": ["***", 7]},
+        "key": "a name, not a secret",
+        "gen_ai.usage.input_tokens": 12,
+        "otlp": [
+            {"key": "x-api-key", "value": {"stringValue": "***"}},
+            {"key": "http.method", "value": {"stringValue": "GET"}},
+        ],
+    }
+
+
+def test_ids_shaped_like_keys_are_masked_and_stay_distinct():
+    ghp = "ghp_0123456789abcdefghijABCDEFGHIJklmnop"
+    one = redaction.redact_value({"session.id": ghp, "traceId": "sk-0123456789abcdef", "spanId": "00f067aa"})
+    assert one["session.id"].startswith("***") and len(one["session.id"]) == 19
+    assert one["traceId"].startswith("***") and one["traceId"] != one["session.id"]
+    assert one["spanId"] == "00f067aa"  # an ordinary id is kept as it is
+    assert redaction.redact_id(ghp) == one["session.id"]  # the same id, the same mask: joins hold
+    assert redaction.redact_id(ghp[:-1] + "q") != one["session.id"]
+    assert redaction.redact_id(one["session.id"]) == one["session.id"]
+    assert ghp not in str(one)
+
+
+def test_values_deeper_than_any_parsed_document_do_not_raise():
+    deep: list = ["sk-0123456789abcdef"]
+    for _ in range(5000):
+        deep = [deep]
+    redaction.redact_value(deep)  # no RecursionError
+
+
+def test_a_frame_keeps_its_numbers_types_and_attributes(monkeypatch):
+    import pandas as pd
+
+    monkeypatch.setenv("BUILD_TOKEN", "1700000000")
+    frame = pd.DataFrame(
+        {
+            "response": ["key sk-0123456789abcdef", "fine"],
+            "exactMatch": pd.Series([True, False], dtype=object),
+            "score": [1700000000.0, 2.0],
+            "details": [{"api_key": "v"}, None],
+        }
+    )
+    frame.attrs["evalkit"] = {"document": "d.json"}
+    redacted = redaction.redact_frame(frame)
+    assert redacted["response"].tolist() == ["key sk-***", "fine"]
+    assert redacted["details"].tolist() == [{"api_key": "***"}, None]
+    assert redacted["score"].tolist() == [1700000000.0, 2.0]
+    assert list(redacted.dtypes) == list(frame.dtypes)
+    assert redacted.attrs == frame.attrs
+    assert frame["response"][0] == "key sk-0123456789abcdef"
