@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import io
+import json
 import logging
+import os
+from unittest import mock
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalkit.documents import redaction
 from evalkit.documents.redaction import (
@@ -185,3 +190,68 @@ def test_a_frame_keeps_its_numbers_types_and_attributes(monkeypatch):
     assert list(redacted.dtypes) == list(frame.dtypes)
     assert redacted.attrs == frame.attrs
     assert frame["response"][0] == "key sk-0123456789abcdef"
+
+
+# --- properties: the shortcut for stored JSON and the numbers ----------------------------------------------
+_NAMES = st.sampled_from(
+    ["api_key", "x-api-key", "key", "traceId", "session.id", "note", "Authorization", "input_tokens", "value"]
+) | st.text(max_size=8)
+_TEXTS = st.sampled_from(
+    [
+        "sk-0123456789ab",
+        "ghp_0123456789abcdefghij",
+        "http://u:p@h/",
+        "Bearer abc123def",
+        "BEARER xY.z-123456",
+        "plain",
+        "a=b",
+        "?api-key=zz",
+        "configured-secret-77",
+        'quote"d-secret\\77',
+        "line\nbreak",
+        "1700000000",
+    ]
+) | st.text(max_size=20)
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | _TEXTS,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(_NAMES, inner, max_size=4)
+        | st.fixed_dictionaries({"key": _NAMES, "value": inner})
+    ),
+    max_leaves=24,
+)
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_SECRETS = {
+    "PROPERTY_TOKEN": "configured-secret-77",
+    "OTHER_API_KEY": 'quote"d-secret\\77',
+    "PIN_TOKEN": "1700000000",
+}
+
+
+def _leaves(value):
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    if isinstance(value, list):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value if not isinstance(value, str) else str]
+
+
+def _strings(value):
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (k, *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VALUES)
+def test_the_shortcut_for_stored_json_never_skips_a_change_and_numbers_stay(value):
+    with mock.patch.dict(os.environ, _SECRETS):
+        ((_, text),) = redaction.redacted_json([value], _COMPACT)
+        redacted = redaction.redact_value(value)
+        assert text == _COMPACT(redacted)
+        assert _leaves(redacted) == _leaves(value)  # numbers, booleans and None where they were
+        strings = _strings(redacted)
+        assert not any(secret in string for secret in _SECRETS.values() for string in strings)

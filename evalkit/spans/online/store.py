@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 
 from evalkit.documents.files.private import private_file, private_folder
-from evalkit.documents.redaction import redact_ids, redact_value
+from evalkit.documents.redaction import redact_ids, redact_value, redacted_json
 from evalkit.errors import EvalkitError
 from evalkit.spans.reading.event_record import keyed_text
 
@@ -218,8 +218,11 @@ class Store:
         """
         now = time.time() if now is None else now
         # Spans may quote keys (an HTTP span's URL with credentials, a header): stored redacted.
-        docs, sessions = redact_value(docs), redact_ids(sessions)
-        rows = [(d["traceId"], d["spanId"], s, now, _dumps(d)) for d, s in zip(docs, sessions, strict=True)]
+        redacted = redacted_json(docs, _dumps)
+        rows = [
+            (d["traceId"], d["spanId"], s, now, text)
+            for (d, text), s in zip(redacted, redact_ids(sessions), strict=True)
+        ]
         return self._add(_Batch("spans", rows, now, sampled))
 
     def add_records(
@@ -233,7 +236,7 @@ class Store:
         """
         now = time.time() if now is None else now
         # the key's digest and the stored text from one serialisation, of the redacted record
-        keyed = [keyed_text(d) for d in redact_value(docs)]
+        keyed = [keyed for _, keyed in redacted_json(docs, keyed_text, text=lambda keyed: keyed[1])]
         rows = [(*key, s, now, text) for (key, text), s in zip(keyed, redact_ids(sessions), strict=True)]
         return self._add(_Batch("records", rows, now, sampled))
 
