@@ -387,7 +387,10 @@ def redacted_json(
     serialized again. The text is only looked at, never rewritten.
     """
     scan = _scan()
-    forms = [json.dumps(secret, ensure_ascii=False)[1:-1] for secret in scan.secrets]
+    # each secret as a JSON text holds it (escaped; with or without non-ASCII letters escaped too)
+    forms = {
+        json.dumps(secret, ensure_ascii=ascii)[1:-1] for secret in scan.secrets for ascii in (False, True)
+    }
     out = []
     for value in values:
         dumped = dumps(value)
@@ -398,7 +401,7 @@ def redacted_json(
     return out
 
 
-def _may_change(text: str, secrets: list[str]) -> bool:
+def _may_change(text: str, secrets: set[str]) -> bool:
     """Whether :func:`redact_value` could change the value whose JSON text is ``text``: a superset."""
     if any(secret in text for secret in secrets):
         return True

@@ -255,3 +255,13 @@ def test_the_shortcut_for_stored_json_never_skips_a_change_and_numbers_stay(valu
         assert _leaves(redacted) == _leaves(value)  # numbers, booleans and None where they were
         strings = _strings(redacted)
         assert not any(secret in string for secret in _SECRETS.values() for string in strings)
+
+
+def test_keys_and_secrets_across_lines_are_redacted_string_by_string(monkeypatch):
+    monkeypatch.setattr(redaction, "_registered", set())
+    redaction.register_secret("two\nline-secret")
+    value = {"sk-0123456789ab": "a", "note": "x two\nline-secret y", "ascii": "é two\nline-secret"}
+    assert redaction.redact_value(value) == {"sk-***": "a", "note": "x *** y", "ascii": "é ***"}
+    ascii_dumps = json.JSONEncoder(separators=(",", ":")).encode  # non-ASCII letters escaped as well
+    ((_, text),) = redaction.redacted_json([{"é": "é two\nline-secret"}], ascii_dumps)
+    assert json.loads(text) == {"é": "é ***"}

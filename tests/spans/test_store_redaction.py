@@ -52,10 +52,15 @@ def test_spans_and_results_are_stored_redacted(tmp_path, monkeypatch):
 
 
 def test_spans_jsonl_is_written_redacted(tmp_path):
-    spans = [{"traceId": "t", "spanId": "s", "attributes": {"http.url": "http://u:spanpass1@h/v1"}}]
+    spans = [
+        {"traceId": "t", "spanId": "s", "attributes": {"http.url": "http://u:spanpass1@h/v1"}},
+        {"traceId": "t", "spanId": "u", "startTimeUnixNano": 7, "attributes": {"x-api-key": "plain", "n": 3}},
+    ]
     path = tmp_path / "spans.jsonl"
-    assert write_spans_jsonl(pd.DataFrame({"spans": [spans]}), path) == 1
-    assert json.loads(path.read_text())["attributes"]["http.url"] == "http://***@h/v1"
+    assert write_spans_jsonl(pd.DataFrame({"spans": [spans]}), path) == 2
+    first, second = map(json.loads, path.read_text().splitlines())
+    assert first["attributes"]["http.url"] == "http://***@h/v1"
+    assert second == {**spans[1], "attributes": {"x-api-key": "***", "n": 3}}
 
 
 def test_the_receiver_token_and_webhook_credentials_are_never_logged(tmp_path, monkeypatch, caplog):
