@@ -152,3 +152,28 @@ def test_key_shaped_ids_and_secret_named_attributes_are_not_kept(tmp_path, monke
         store.close()
     for secret in (*sessions, trace, "plain-value-1", "plain-value-2"):
         assert secret.encode() not in raw
+
+
+def test_to_document_selects_a_masked_session_by_the_id_it_was_sent_with(tmp_path):
+    from evalkit import spans
+
+    ghp = "ghp_0123456789abcdefghijABCDEFGHIJklmnop"
+    messages = {
+        "gen_ai.input.messages": json.dumps(
+            [{"role": "user", "parts": [{"type": "text", "content": "2+2?"}]}]
+        ),
+        "gen_ai.output.messages": json.dumps(
+            [{"role": "assistant", "parts": [{"type": "text", "content": "4"}]}]
+        ),
+    }
+    doc = _span("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", **{"session.id": ghp}, **messages)
+    store = Store(tmp_path / "store")
+    try:
+        store.add_spans([doc], [ghp], lambda _: True, now=0.0)
+    finally:
+        store.close()
+    document = spans.to_document(store=tmp_path / "store", by="session", session=ghp)
+    (thread,) = document["items"]
+    assert thread["conversation_id"] == redaction.redact_id(ghp)
+    assert [(t["prompt"], t["response"]) for t in thread["turns"]] == [("2+2?", "4")]
+    assert ghp not in json.dumps(document)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.documents.files.atomic import atomic_write
-from evalkit.documents.redaction import redact_value
+from evalkit.documents.redaction import redact_ids, redact_value
 from evalkit.documents.validation import schema_problems
 from evalkit.documents.versions import LATEST_VERSION, EvalkitWarning
 from evalkit.errors import EvalkitError
@@ -76,6 +76,8 @@ def to_document(
     source = str(store if store is not None else spans if not _is_frame(spans) else "<span frame>")
     groups = _groups(spans, store, session_attribute)
     failed = failed_targets(store, where_failed) if where_failed is not None else None
+    if store is not None and session is not None:  # the store keeps an id holding a key masked (redact_id)
+        session = redact_ids([session] if isinstance(session, str) else list(session))
     units = select(
         groups, by=by, sessions=session, failed=failed, since=since, filters=filters, sample=sample, seed=seed
     )
