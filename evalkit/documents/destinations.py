@@ -23,6 +23,7 @@ May import: ``evalkit.errors``, ``evalkit.documents.json_input`` (paths as messa
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from evalkit.documents.json_input import format_path
@@ -75,6 +76,7 @@ def _words(name: str) -> list[str]:
     return [w for w in _NON_WORD.split(_CAMEL.sub("_", name).lower()) if w]
 
 
+@lru_cache(maxsize=4096)
 def _is_destination(name: str) -> bool:
     words = _words(name)
     if words == ["key"]:  # a plain "key" names something (a field to read), not a key to send
@@ -90,22 +92,26 @@ def destination_fields(value: Any, path: tuple = ()) -> list[tuple]:
     """The JSON paths of every field in ``value`` (dicts and lists, any depth) that names a destination or a
     key, and of juror model names that are URLs, in order."""
     found: list[tuple] = []
+    _find(value, path, found)
+    return found
+
+
+def _find(value: Any, path: tuple, found: list) -> None:
     if isinstance(value, dict):
         for name, inner in value.items():
-            at = (*path, name)
-            if isinstance(name, str) and _is_destination(name):
-                found.append(at)
-            elif name == "model" and isinstance(inner, str) and "://" in inner:
-                found.append(at)  # a URL where a model name belongs
-            else:
-                found.extend(destination_fields(inner, at))
+            if type(name) is str and _is_destination(name):
+                found.append((*path, name))
+            elif name == "model" and type(inner) is str and "://" in inner:
+                found.append((*path, name))  # a URL where a model name belongs
+            elif isinstance(inner, (dict, list)) and inner:
+                _find(inner, (*path, name), found)
     elif isinstance(value, list):
+        jurors = bool(path) and path[-1] in ("jury", "jurors")
         for index, inner in enumerate(value):
-            if path and path[-1] in ("jury", "jurors") and isinstance(inner, str) and "://" in inner:
+            if jurors and type(inner) is str and "://" in inner:
                 found.append((*path, index))
-            else:
-                found.extend(destination_fields(inner, (*path, index)))
-    return found
+            elif isinstance(inner, (dict, list)) and inner:
+                _find(inner, (*path, index), found)
 
 
 def _evaluator_maps(doc: Any):
@@ -133,9 +139,9 @@ def refuse_destinations(doc: Any, source: str) -> None:
     """Raise ``DocumentError`` (exit 2) when document ``doc`` (read from ``source``) names an endpoint, a key,
     a key variable or another network destination in any of its evaluator maps; every such field is listed
     by its JSON path."""
-    found = []
+    found: list[tuple] = []
     for path, evaluators in _evaluator_maps(doc):
-        found.extend(destination_fields(evaluators, path))
+        _find(evaluators, path, found)
     if not found:
         return
     fields = [format_path(path) for path in found]
