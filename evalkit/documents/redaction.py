@@ -13,11 +13,8 @@ What is replaced by ``***``:
   also those read from ``.env`` files) and the values of environment variables whose name ends in a secret
   word (``OPENAI_API_KEY``, ``AGENT_API_KEY``, ``GITHUB_TOKEN``, ``DB_PASSWORD`` ...), when at least
   ``MIN_SECRET_LENGTH`` characters long (a test key ``"k"`` must not blank out every letter k);
-* anything shaped like a secret: ``sk-...`` keys, GitHub tokens (``ghp_``, ``gho_``, ``ghs_``, ``ghu_``,
-  ``ghr_``, ``github_pat_``), AWS access key ids (``AKIA`` / ``ASIA`` + 16), Slack tokens (``xoxb-`` ...),
-  Google API keys (``AIza`` + 35), JWTs (``eyJ...``), ``Bearer <token>``, the user part of a URL
-  (``scheme://user:pass@host`` becomes ``scheme://***@host``) and key-like query parameters
-  (``?api-key=...``, ``&sig=...``).
+* anything shaped like a secret (``_PATTERNS``): ``sk-`` keys, GitHub, Slack and Google tokens, AWS key ids,
+  JWTs, ``Bearer <token>``, a URL's user part (``scheme://***@host``), key-like query parameters (``?sig=``).
 
 Structured values (span documents, evaluator results, responses, result tables) go through
 :func:`redact_value`, which walks the parsed value and returns a redacted copy; serialized text is never
@@ -27,10 +24,9 @@ the JSON around it. It redacts strings only (numbers, booleans and None are kept
 * a field whose name is a secret (``api_key``, ``x-api-key``, ``authorization``, ``password``; see
   :func:`is_secret_name`; a field called just ``key`` is a name, not a secret) has every string in its value
   replaced by ``***``, also in OTLP's ``{"key": NAME, "value": {...}}`` form;
-* an id (a field whose name ends in ``id``: ``traceId``, ``session.id``, ``conversation_id``) is kept as it
-  is unless it holds a secret; then it becomes ``***`` and 16 hex digits of its SHA-256
-  (:func:`redact_id`), so two different ids stay different and joins on them (the store's sessions, a span's
-  trace) still hold, while the key in it is gone.
+* an id (a field whose name ends in ``id``: ``traceId``, ``session.id``) is kept unless it holds a secret;
+  then it becomes ``***`` and 16 hex digits of its SHA-256 (:func:`redact_id`): two ids stay two, and joins
+  on them (the store's sessions, a span's trace) still hold.
 """
 
 from __future__ import annotations
@@ -370,6 +366,8 @@ def _string(value: str, scan: _Scan, kind: int) -> str:
     return _id(value, scan) if kind == _ID else _redact(value, scan)
 
 
+_CASED_HINTS = tuple(hint for hints, folded, _, _ in _PATTERNS if not folded for hint in hints)
+_FOLDED_HINTS = tuple(hint for hints, folded, _, _ in _PATTERNS if folded for hint in hints)
 #: Lower-case texts one of which any secret-named field's name contains (see ``SECRET_WORDS``).
 _SECRET_NAME_HINTS = ("key", "token", "passw", "secret", "credential", "authorization")
 
@@ -381,39 +379,41 @@ def redacted_json(
     values as JSON text (the online store, ``spans.jsonl``); ``text`` picks the JSON text out of what ``dumps``
     returns when that is more than the text (the store's records: their key and text).
 
-    Most span documents hold nothing to mask, so each value's text is looked at first: when it holds no
-    configured secret, no hint of a key shape and no secret-named field, the value and its text are kept as
-    they are (nothing :func:`redact_value` does could change them); otherwise the value is redacted and
-    serialized again. The text is only looked at, never rewritten.
+    Most span documents hold nothing to mask, so the texts are looked at first (the batch's at once, then each
+    one's): a value whose text holds no configured secret, no hint of a key shape and no secret-named field
+    is kept as it is with its text (nothing :func:`redact_value` does could change it); the others are
+    redacted and serialized again. The texts are only looked at, never rewritten.
     """
     scan = _scan()
     # each secret as a JSON text holds it (escaped; with or without non-ASCII letters escaped too)
     forms = {
         json.dumps(secret, ensure_ascii=ascii)[1:-1] for secret in scan.secrets for ascii in (False, True)
     }
+    dumped = [dumps(value) for value in values]
+    texts = dumped if text is None else [text(d) for d in dumped]
+    if not _may_change("\n".join(texts), forms):
+        return list(zip(values, dumped, strict=True))
     out = []
-    for value in values:
-        dumped = dumps(value)
-        if _may_change(dumped if text is None else text(dumped), forms):
+    for value, done, seen in zip(values, dumped, texts, strict=True):
+        if _may_change(seen, forms):
             value = _redact_value(value, scan)
-            dumped = dumps(value)
-        out.append((value, dumped))
+            done = dumps(value)
+        out.append((value, done))
     return out
 
 
 def _may_change(text: str, secrets: set[str]) -> bool:
     """Whether :func:`redact_value` could change the value whose JSON text is ``text``: a superset."""
-    if any(secret in text for secret in secrets):
-        return True
-    lowered = None
-    for hints, folded, _, _ in _PATTERNS:
-        if folded:
-            lowered = text.lower() if lowered is None else lowered
-            if any(hint in lowered for hint in hints):
-                return True
-        elif any(hint in text for hint in hints):
+    for secret in secrets:
+        if secret in text:
             return True
-    lowered = text.lower() if lowered is None else lowered
+    for hint in _CASED_HINTS:
+        if hint in text:
+            return True
+    lowered = text.lower()
+    for hint in _FOLDED_HINTS:
+        if hint in lowered:
+            return True
     if len(lowered) != len(text):  # lower case changed the length (a few letters do): no positions to share
         return True
     for word in _SECRET_NAME_HINTS:  # a field named like a secret: its name is a JSON string holding the word
