@@ -253,6 +253,8 @@ def test_the_shortcut_for_stored_json_never_skips_a_change_and_numbers_stay(valu
         for value, text in zip(values, texts, strict=True):
             redacted = redaction.redact_value(value)
             assert text == _COMPACT(redacted)
+            # the strings redacted together (joined by newlines) as each on its own would be
+            assert redacted == redaction._copy(value, redaction._scan(), redaction._TEXT, 0, None)
             assert _leaves(redacted) == _leaves(value)  # numbers, booleans and None where they were
             strings = _strings(redacted)
             assert not any(secret in string for secret in _SECRETS.values() for string in strings)
