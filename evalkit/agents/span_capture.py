@@ -204,16 +204,15 @@ def write_spans_jsonl(df: pd.DataFrame, path: str | os.PathLike) -> int:
     redacted (``evalkit.documents.redaction``).
     """
     from evalkit.documents.files.atomic import atomic_write
-    from evalkit.documents.redaction import redact_json_lines
+    from evalkit.documents.redaction import redacted_json
 
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     count = 0
     with atomic_write(path) as handle:
         for spans in df["spans"].tolist() if "spans" in df.columns else ():
-            docs = spans if isinstance(spans, list) else ()
+            docs = spans if isinstance(spans, list) else []
             # a span may quote a key (an HTTP span's URL with credentials, a header)
-            for line in redact_json_lines(
-                [json.dumps(d, ensure_ascii=False, separators=(",", ":")) for d in docs]
-            ):
-                handle.write(line + "\n")
+            for _, text in redacted_json(docs, dumps):
+                handle.write(text + "\n")
                 count += 1
     return count

@@ -38,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace) -> int:
     """Validate every document named in ``args.documents``; return the exit code (0 or 2)."""
+    from evalkit.documents.destinations import refuse_destinations
     from evalkit.documents.validation import (
         validate_document,  # jsonschema: not imported with the command line
     )
@@ -47,6 +48,7 @@ def main(args: argparse.Namespace) -> int:
         doc: Any = _UNREAD
         try:
             doc = read_json(path)
+            refuse_destinations(doc, path)
             validate_document(doc, path)
         except DocumentError as exc:
             status = max(status, exc.exit_code)

@@ -10,7 +10,8 @@ sequence per object column, in the table's order after ``item`` and ``turn``: li
 (``map(dict.get, ...)``, a third of a Python loop's time), except ``source``, which is lazy until
 :meth:`listed` (for pickling).
 
-May import: evalkit.documents.json_input, versions, validation, rebuilt_items, evaluator_maps, empty_cells;
+May import: evalkit.documents.json_input, versions, validation, rebuilt_items, evaluator_maps, empty_cells,
+destinations;
 evalkit.errors.
 """
 
@@ -23,6 +24,7 @@ from dataclasses import dataclass, replace
 from itertools import repeat
 from typing import Any
 
+from evalkit.documents.destinations import refuse_destinations
 from evalkit.documents.empty_cells import EMPTY_DICT, EMPTY_LIST
 from evalkit.documents.evaluator_maps import resolve_allowed_tools, resolve_row_evaluators
 from evalkit.documents.json_input import read_json
@@ -67,6 +69,7 @@ def read_cells(doc: str | os.PathLike | dict | list, *, validate: bool = True) -
         source = "<document>"
         raw = copy.deepcopy(doc)
     data = upgrade(raw, source)
+    refuse_destinations(data, source)  # keys go only where the user said: never where a document says
     if validate:
         validate_document(data, source)
     return _cells(data, source)

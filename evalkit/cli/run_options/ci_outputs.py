@@ -111,6 +111,12 @@ class CiOutputs:
         )
 
     def _finish(self, frame, baseline, title: str, judge: dict | None, report) -> int:
+        from evalkit.documents.redaction import redact, redact_frame, redact_value
+
+        # a CI output is published (a PR comment, a job summary, a test report): no key in it, whatever a
+        # response, a reason or an error quotes (the values are redacted, never the text written)
+        frame, title, judge = redact_frame(frame), redact(title), redact_value(judge)
+        baseline = redact_frame(baseline) if baseline is not None else None
         comparison = verdicts = None
         label = None
         if baseline is not None:

@@ -59,6 +59,7 @@ def register(commands) -> None:
 
 
 def main(args) -> int:
+    from evalkit.documents.redaction import redact, redact_value
     from evalkit.spans.lambdas.event_replay import read_event, replay
     from evalkit.spans.lambdas.span_evaluator import load_span_evaluator
 
@@ -71,16 +72,20 @@ def main(args) -> int:
             file=sys.stderr,
         )
     result = replay(evaluator, text, args.timeout)
-    print(json.dumps(result.response, ensure_ascii=False, indent=2))
+    # the handler's response and exception text may quote a key: printed redacted (``documents.redaction``)
+    print(json.dumps(redact_value(result.response), ensure_ascii=False, indent=2))
     sys.stdout.flush()
     handler = f"{evaluator.path.stem}.{evaluator.function}" if evaluator.path else evaluator.function
     if result.problem is not None:
         code = result.fields.get("errorCode")
         print(
-            f"Error: {handler} gave no valid evaluator response ({code}): {result.problem}", file=sys.stderr
+            redact(f"Error: {handler} gave no valid evaluator response ({code}): {result.problem}"),
+            file=sys.stderr,
         )
         return 1
-    print(f"{handler}: valid AgentCore evaluator response: {_verdict(result.fields)}", file=sys.stderr)
+    print(
+        redact(f"{handler}: valid AgentCore evaluator response: {_verdict(result.fields)}"), file=sys.stderr
+    )
     return 0
 
 

@@ -6,7 +6,8 @@ deployment) or an object with any of:
 
 - ``model``: the model / deployment name (default: the run's judge model);
 - ``base_url``: another OpenAI-compatible endpoint, with ``api_key_env`` naming the environment variable that
-  holds its key (keys never go in documents);
+  holds its key; only where the user configures the run (``--evaluator``, ``evaluate(evaluators=...)``): a
+  document that names either is refused before it is read (``evalkit.documents.destinations``);
 - ``evaluator``: another LLM judge (a built-in such as ``Coherence`` or a custom ``.prompty`` judge) that
   judges the rows in this one's place: a jury of prompts;
 - ``label``: the juror's name in results (default: its model, or evaluator, name).

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.documents.files.atomic import atomic_write
-from evalkit.documents.redaction import redact
+from evalkit.documents.redaction import redact_ids, redact_value
 from evalkit.documents.validation import schema_problems
 from evalkit.documents.versions import LATEST_VERSION, EvalkitWarning
 from evalkit.errors import EvalkitError
@@ -76,6 +76,8 @@ def to_document(
     source = str(store if store is not None else spans if not _is_frame(spans) else "<span frame>")
     groups = _groups(spans, store, session_attribute)
     failed = failed_targets(store, where_failed) if where_failed is not None else None
+    if store is not None and session is not None:  # the store keeps an id holding a key masked (redact_id)
+        session = redact_ids([session] if isinstance(session, str) else list(session))
     units = select(
         groups, by=by, sessions=session, failed=failed, since=since, filters=filters, sample=sample, seed=seed
     )
@@ -91,7 +93,9 @@ def to_document(
         raise EvalkitError(
             f"{source}: none of the {len(units)} selected {by}(s) has a user prompt in its spans; nothing to write"
         )
-    document = _document(_redacted(items), source, by, evaluators, selection)
+    # a key an agent quoted in a prompt, a tool argument or an answer does not reach the document (as the store
+    # and spans.jsonl keep spans: ``documents.redaction``)
+    document = _document(redact_value(items), source, by, evaluators, selection)
     # Every item is built by the same code, so the root (with the evaluators the caller named) and the
     # first items are checked: jsonschema takes about 5 ms an item, a minute for 10,000 traces.
     problems = schema_problems({**document, "items": items[:CHECKED_ITEMS]})
@@ -103,18 +107,6 @@ def to_document(
     if out is not None:
         write_document(document, out)
     return document
-
-
-def _redacted(value: Any) -> Any:
-    """Every string with secrets masked (``documents.redaction``), as the store and spans.jsonl keep spans:
-    a key an agent quoted in a prompt, a tool argument or an answer does not reach the document."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: _redacted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted(v) for v in value]
-    return value
 
 
 def _is_frame(value: Any) -> bool:

@@ -24,8 +24,13 @@ transaction does not wait for the disk (intake waits for the store's lock meanwh
 and only a power cut in the moments before the next span commit could make a session be evaluated again.
 
 Spans hold prompts and completions, so the folder is created ``0700`` and the database files are ``0600``
-(``evalkit.documents.files.private``); span documents and results are stored redacted
-(``evalkit.documents.redaction``), so a key quoted in a span attribute or an evaluator's error is not kept.
+(``evalkit.documents.files.private``); span documents, records and results are stored redacted as parsed
+values (``evalkit.documents.redaction.redact_value``: strings only, so no number is ever rewritten), so a key
+quoted in a span attribute, a secret-named attribute (``api_key``, a ``x-api-key`` header) or an evaluator's
+error is not kept. Ids (session, trace and span ids) are kept as they are unless they hold a key; such an id
+is stored as ``***`` and a digest of it (``redact_id``), the same in every table and in the documents, and
+the lookups by trace and span id (``trace_sessions``, ``span_sessions``) redact the ids they are given the
+same way, so sessions, traces and their records still join and two such ids never merge.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ import time
 from pathlib import Path
 
 from evalkit.documents.files.private import private_file, private_folder
-from evalkit.documents.redaction import redact, redact_json_lines
+from evalkit.documents.redaction import redact_ids, redact_value, redacted_json
 from evalkit.errors import EvalkitError
 from evalkit.spans.reading.event_record import keyed_text
 
@@ -213,10 +218,10 @@ class Store:
         """
         now = time.time() if now is None else now
         # Spans may quote keys (an HTTP span's URL with credentials, a header): stored redacted.
-        texts = redact_json_lines([_dumps(d) for d in docs])
+        redacted = redacted_json(docs, _dumps)
         rows = [
             (d["traceId"], d["spanId"], s, now, text)
-            for d, s, text in zip(docs, sessions, texts, strict=True)
+            for (d, text), s in zip(redacted, redact_ids(sessions), strict=True)
         ]
         return self._add(_Batch("spans", rows, now, sampled))
 
@@ -230,9 +235,9 @@ class Store:
         session id, None when neither it nor its span or trace has one yet (``record_session_ids``).
         """
         now = time.time() if now is None else now
-        keyed = [keyed_text(d) for d in docs]  # the key's digest and the stored text from one serialisation
-        texts = redact_json_lines([text for _, text in keyed])
-        rows = [(*key, s, now, text) for (key, _), s, text in zip(keyed, sessions, texts, strict=True)]
+        # the key's digest and the stored text from one serialisation, of the redacted record
+        keyed = [keyed for _, keyed in redacted_json(docs, keyed_text, text=lambda keyed: keyed[1])]
+        rows = [(*key, s, now, text) for (key, text), s in zip(keyed, redact_ids(sessions), strict=True)]
         return self._add(_Batch("records", rows, now, sampled))
 
     def _add(self, batch: _Batch) -> int:
@@ -287,15 +292,16 @@ class Store:
         if not trace_ids:
             return {}
         found: dict[str, str] = {}
+        stored = redact_ids(trace_ids)  # as stored: an id that holds a key is stored redacted (``redact_id``)
         with self.lock:
-            for trace in trace_ids:
+            for given, trace in zip(trace_ids, stored, strict=True):
                 for table in ("spans", "records"):
                     row = self.db.execute(
                         f"SELECT session_id FROM {table} WHERE trace_id = ? AND session_id IS NOT NULL LIMIT 1",
                         (trace,),
                     ).fetchone()
                     if row:
-                        found[trace] = row[0]
+                        found[given] = row[0]
                         break
         return found
 
@@ -303,16 +309,19 @@ class Store:
         """The session id of each of these stored spans ``(trace id, span id)`` that has one (a record's):
         one query per 400 spans."""
         found: dict[tuple[str, str], str] = {}
+        # as stored: an id that holds a key is stored redacted (``redact_id``)
+        keys = list(zip(redact_ids([t for t, _ in spans]), redact_ids([s for _, s in spans]), strict=True))
+        given = dict(zip(keys, spans, strict=True))
         with self.lock:
-            for start in range(0, len(spans), 400):
-                chunk = spans[start : start + 400]
+            for start in range(0, len(keys), 400):
+                chunk = keys[start : start + 400]
                 values = ", ".join("(?, ?)" for _ in chunk)
                 rows = self.db.execute(  # CROSS JOIN: the given spans drive, each found by the spans key
                     f"SELECT s.trace_id, s.span_id, s.session_id FROM (VALUES {values}) AS v CROSS JOIN spans AS s "
                     "ON s.trace_id = v.column1 AND s.span_id = v.column2 WHERE s.session_id IS NOT NULL",
                     [part for key in chunk for part in key],
                 ).fetchall()
-                found.update({(trace, span): session for trace, span, session in rows})
+                found.update({given[(trace, span)]: session for trace, span, session in rows})
         return found
 
     # --- the evaluation loop ------------------------------------------------------------------------------
@@ -361,6 +370,7 @@ class Store:
         they judge are durable either way.
         """
         now = time.time() if now is None else now
+        (session_id,), results = redact_ids([session_id]), redact_value(results)
         rows = [
             (
                 session_id,
@@ -369,12 +379,12 @@ class Store:
                 r["context"]["spanContext"].get("spanId"),
                 r.get("label"),
                 r.get("value"),
-                redact(r.get("explanation")),
+                r.get("explanation"),
                 r.get("errorCode"),
                 int(r["passed"]),
                 r.get("service"),
                 now,
-                redact(_dumps(r)),  # an evaluator's errorMessage may quote a key
+                _dumps(r),  # redacted above: an evaluator's errorMessage may quote a key
             )
             for r in results
         ]
