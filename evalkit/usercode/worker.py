@@ -64,6 +64,11 @@ class Progress:
         self._word = memoryview(self._map).cast("q")
 
     @property
+    def word(self) -> memoryview:
+        """The word itself (``word[0] = item``), for code that writes it per item."""
+        return self._word
+
+    @property
     def value(self) -> int:
         return self._word[0]
 
@@ -107,7 +112,7 @@ class Worker:
                 [sys.executable, "-c", _BOOT, _HOME, str(requests_in), str(answers_out), str(os.getpid()),
                  target, *args],
                 stdin=subprocess.DEVNULL, stdout=logs_out, stderr=logs_out,
-                pass_fds=(requests_in, answers_out), start_new_session=True,
+                pass_fds=(requests_in, answers_out), process_group=0,
             )  # fmt: skip
         except BaseException:
             for fd in (requests, answers, logs):
