@@ -13,6 +13,7 @@ May import ``documents`` (``die_with_parent``) and the rest of ``usercode``.
 
 from __future__ import annotations
 
+import faulthandler
 import gc
 import json
 import os
@@ -137,6 +138,11 @@ def in_fork(load: Callable[[], Handle], requests: int, answers: int, logs: int, 
         os.dup2(devnull, 0)
         os.dup2(logs, 1)
         os.dup2(logs, 2)
+        # the parent's sys.stdout may be no file at all (a notebook's, pytest's capture): the worker's are fds 1, 2
+        sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+        if faulthandler.is_enabled():  # a crash's traceback goes to the worker's output, not the terminal
+            faulthandler.enable(file=sys.stderr)
         serve(load, requests, answers, parent)
     finally:
         os._exit(70)
