@@ -1,7 +1,8 @@
 """The worker's side of the runner: load the user code once, then answer requests until the pipe closes.
 
 ``serve(load, requests, answers)`` calls ``load()`` (which imports the user code and returns the function
-that answers one request: bytes in, JSON-ready data out), says it is ready, then answers one request at a
+that answers one request: bytes in, JSON-ready data out, or a generator of JSON-ready parts for a streamed
+answer: ``{"part": ...}`` frames, then ``{"end": true}``), says it is ready, then answers one request at a
 time. Before writing an answer it flushes what the user code printed (standard output and standard error go
 to the output pipe, never to ``answers``), so the parent, reading the answer, finds the call's output already
 in its pipe. A ``SystemExit`` out of the user code ends the worker with that code, as it ends a Lambda
@@ -20,6 +21,7 @@ import os
 import signal
 import struct
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -75,6 +77,10 @@ def serve(load: Callable[[], Handle], requests: int, answers: int, parent: int) 
             _reap()
             try:
                 value = handle(request)
+                if isinstance(value, types.GeneratorType):  # a streamed answer: each part, then the end
+                    for part in value:
+                        _answer(answers, {"part": part})
+                    value = {"end": True}
             except SystemExit as exc:
                 code = _exit_code(exc)
                 return

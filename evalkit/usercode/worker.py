@@ -31,6 +31,7 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -164,16 +165,40 @@ class Worker:
     def call(self, request: bytes, timeout: float) -> Any:
         """The worker's answer to ``request`` (parsed JSON); see the module docstring for what it raises.
         Loading the user code first, if it is not loaded yet, may take up to ``STARTUP_LIMIT`` seconds."""
-        self.wait_ready(max(timeout, STARTUP_LIMIT))
-        try:
-            write_all(self._requests, FRAME.pack(len(request)) + request)
-        except BrokenPipeError:
-            self._crashed("before the call")
+        self._send(request, timeout)
         try:
             return self._answer(timeout, "during the call")
         finally:
             if not self.closed:
                 kill_descendants(self.pid)
+
+    def stream(self, request: bytes, timeout: float) -> Iterator[Any]:
+        """The parts of a streamed answer (the worker's handler returned a generator), as they come: the worker
+        carries on while the caller stores each part. Raises as ``call`` does, between parts; the call ends
+        (and what it started is killed) after the last part."""
+        self._send(request, timeout)
+        finished = False
+        try:
+            while True:
+                answer = self._answer(timeout, "during the call")
+                if not isinstance(answer, dict) or "part" not in answer:
+                    finished = True
+                    return
+                yield answer["part"]
+        finally:
+            if self.closed:
+                pass
+            elif finished:
+                kill_descendants(self.pid)
+            else:  # the caller stopped reading mid-answer: the worker's pipe holds parts nobody will read
+                self.close()
+
+    def _send(self, request: bytes, timeout: float) -> None:
+        self.wait_ready(max(timeout, STARTUP_LIMIT))
+        try:
+            write_all(self._requests, FRAME.pack(len(request)) + request)
+        except BrokenPipeError:
+            self._crashed("before the call")
 
     def logs(self) -> Logs:
         """What the user code printed since the last ``logs()`` (its tail; see ``output_tail``)."""

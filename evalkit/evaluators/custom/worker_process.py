@@ -3,15 +3,16 @@ crash costs one row.
 
 Where the process may fork safely (Linux, no other thread running: the command line, scripts, tests), each
 code-only evaluator's rows are called in a forked worker (``usercode.Worker.fork``): it inherits the
-evaluator's callables (ad-hoc lambdas included, nothing is pickled on the way in) and the input columns. The
-rows go in as ranges of ``BATCH`` positions, one call each; the worker writes the row it is on into the
-runner's ``Progress`` word before each call of the evaluator and answers each range with its results as JSON
-data. A row on which the worker stays longer than the time limit becomes an ``evaluatorTimeout`` error (the
+evaluator's callables (ad-hoc lambdas included, nothing is pickled on the way in) and the input columns. One
+call asks for every row not scored yet; the worker writes the row it is on into the runner's ``Progress`` word
+before each call of the evaluator and streams its results back as JSON data, ``BATCH`` rows at a time (it goes
+on scoring while evalkit stores them). A row on which the worker stays longer than the time limit becomes an ``evaluatorTimeout`` error (the
 runner killed the worker's process group: C loops, ``time.sleep`` and code that catches every exception stop
 too); a worker that dies (a segfault, ``os._exit``) turns the row it was on into an ``evaluatorError``. A new
-worker then carries on with the rows not yet answered (at most one range's finished rows are run again).
-Processes an evaluator starts are killed after each range; what it prints goes to standard error, the last
-64 KiB per range (``usercode.output_tail``), redacted.
+worker then carries on with the rows not yet answered (at most one batch's finished rows are run again).
+Processes an evaluator starts are killed when the call ends (the worker is retired, or has scored every row),
+and by the group kill of a timeout; what it prints goes to standard error, the last 64 KiB per batch
+(``usercode.output_tail``), redacted.
 
 Elsewhere (another OS, a Jupyter kernel or any process with threads, where forking is unsafe) the rows run in a
 watched thread instead (:mod:`evalkit.evaluators.custom.time_limit`). What a call changes in the evaluator's own
@@ -21,7 +22,7 @@ state (counters, caches) stays in the worker: evaluators are called as functions
 from __future__ import annotations
 
 import builtins
-import struct
+import json
 import sys
 import threading
 
@@ -38,8 +39,7 @@ from evalkit.evaluators.custom.time_limit import (
 )
 from evalkit.usercode.worker import CallTimedOut, Progress, Worker
 
-BATCH = 512  # rows per call of the worker; a killed worker loses at most this many finished rows
-_RANGE = struct.Struct("<qq")
+BATCH = 512  # rows per streamed part; a killed worker loses at most this many finished rows
 
 
 def can_fork() -> bool:
@@ -59,17 +59,21 @@ def run_in_workers(loop, order: list[int], outputs: tuple, limit: float, name: s
             ranges = _pending(done)
             if not ranges:
                 return
-            start, end = ranges[0]
-            last = min(end, start + BATCH)
             if worker is None:
                 worker = Worker.fork(name, _loader(loop, order, outputs, progress), progress)
-            progress.value = start
+            progress.value = ranges[0][0]
             try:
-                answer = worker.call(_RANGE.pack(start, last), limit)
+                for answer in worker.stream(json.dumps(ranges).encode(), limit):
+                    if "failure" in answer:  # a failure of the loop itself (not of the evaluator): as if here
+                        raise _failure(*answer["failure"])
+                    _store(answer, order, outputs, done)
+                    _pass_on(worker)
             except (CallTimedOut, EvaluatorCrashed) as exc:
                 _pass_on(worker)
                 worker = None
-                stuck = exc.progress if exc.progress is not None and start <= exc.progress < last else start
+                stuck = exc.progress
+                if stuck is None or not 0 <= stuck < len(done) or done[stuck]:  # died between rows
+                    stuck = done.find(0)
                 how = getattr(exc, "how", None)
                 i = order[stuck]
                 done[stuck] = 1
@@ -79,42 +83,50 @@ def run_in_workers(loop, order: list[int], outputs: tuple, limit: float, name: s
                 else:
                     row = row_name(labels[i] if labels is not None else i)
                     errors[i], codes[i] = crash_message(name, how, row), "evaluatorError"
-                continue
-            _pass_on(worker)
-            if "failure" in answer:  # a failure of the loop itself (not of the evaluator): as if it ran here
-                raise _failure(*answer["failure"])
-            rows = order[start:last]
-            scores[rows] = [np.nan if s is None else s for s in answer["scores"]]
-            for i, reason, error, code in zip(rows, answer["reasons"], answer["errors"], answer["codes"]):
-                reasons[i], errors[i], codes[i] = reason, error, code
-            done[start:last] = b"\x01" * (last - start)
     finally:
         if worker is not None:
             worker.close()
         progress.close()
 
 
+def _store(answer: dict, order, outputs, done: bytearray) -> None:
+    """One batch of results from the worker into the outputs; its rows are done."""
+    scores, reasons, errors, codes = outputs
+    first, last = answer["first"], answer["last"]
+    rows = order[first:last]
+    scores[rows] = [np.nan if s is None else s for s in answer["scores"]]
+    for i, reason, error, code in zip(rows, answer["reasons"], answer["errors"], answer["codes"]):
+        reasons[i], errors[i], codes[i] = reason, error, code
+    done[first:last] = b"\x01" * (last - first)
+
+
 def _loader(loop, order, outputs, progress: Progress):
-    """The worker's request handler (run in the fork): rows ``order[start:last]`` through ``loop``."""
+    """The worker's request handler (run in the fork): the ranges of positions asked for, through ``loop``, in
+    batches of ``BATCH`` rows, each streamed back as soon as it is scored."""
 
     def load():
         IN_WORKER_PROCESS[0] = True
         scores, reasons, errors, codes = outputs
         stop = [False]
 
-        def handle(request: bytes) -> dict:
-            start, last = _RANGE.unpack(request)
-            try:
-                loop(start, last, outputs, progress.word, stop)
-            except Exception as exc:  # noqa: BLE001 - a failure of the loop itself: the parent raises it
-                return {"failure": [type(exc).__name__, str(exc)]}
-            rows = order[start:last]
-            return {
-                "scores": [None if s != s else s for s in scores[rows].tolist()],
-                "reasons": [reasons[i] for i in rows],
-                "errors": [errors[i] for i in rows],
-                "codes": [codes[i] for i in rows],
-            }
+        def handle(request: bytes):
+            for start, end in json.loads(request):
+                for first in range(start, end, BATCH):
+                    last = min(end, first + BATCH)
+                    try:
+                        loop(first, last, outputs, progress.word, stop)
+                    except Exception as exc:  # noqa: BLE001 - a failure of the loop itself: the parent raises it
+                        yield {"failure": [type(exc).__name__, str(exc)]}
+                        return
+                    rows = order[first:last]
+                    yield {
+                        "first": first,
+                        "last": last,
+                        "scores": [None if s != s else s for s in scores[rows].tolist()],
+                        "reasons": [reasons[i] for i in rows],
+                        "errors": [errors[i] for i in rows],
+                        "codes": [codes[i] for i in rows],
+                    }
 
         return handle
 
