@@ -39,6 +39,20 @@ class EvaluatorConfigError(EvalkitError):
     """An evaluator named by the document cannot be resolved, loaded or configured."""
 
 
+class EvaluatorCrashed(EvalkitError):
+    """User code ended its own worker process during a call (``os._exit``, ``sys.exit``, a signal, the OOM
+    killer), or the worker could not load it. Raised by the runner (``evalkit.usercode``); ``spans invoke``
+    exits 1 with it, runs turn it into an error result. ``how`` says how the process ended (``exited with code
+    0``, ``was killed by SIGSEGV``; None when it did not start), ``progress`` the item it was on, if known."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, how: str | None = None, progress: int | None = None):
+        super().__init__(message)
+        self.how = how
+        self.progress = progress
+
+
 class EnvironmentConfigError(EvalkitError):
     """Something the run needs from the environment (a judge model, credentials) is missing."""
 

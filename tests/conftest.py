@@ -90,6 +90,7 @@ SLOW_FILES = frozenset(
         "reporting/test_report_parameters.py",
         "reporting/test_report_scratch.py",
         "reporting/test_result_set.py",
+        "spans/test_invoke_isolation.py",
     }
 )
 #: Single tests of about 1.5 s or more (subprocess runs, agents, judges, kills, live captures), from
@@ -140,6 +141,7 @@ SLOW_TESTS = frozenset(
         "cli/test_secrets.py::test_credentials_in_the_judge_url_are_shown_as_stars",
         "cli/test_stray_files.py::test_a_judge_run_leaves_no_folder_in_the_temp_folder",
         "cli/test_traces_to_verdicts.py::test_traces_become_a_document_whose_runs_compare_in_markdown_and_junit_and_gate",
+        "evaluators/test_custom_evaluator_processes.py::test_evalkit_run_kills_what_an_evaluator_started_and_the_group_of_a_row_holding_the_gil",
         "evaluators/test_time_limit.py::test_cli_evaluator_timeout_ends_a_hanging_run",
         "evaluators/test_time_limit.py::test_no_worker_thread_outlives_a_run_without_timeouts",
         "evaluators/test_user_code_isolation.py::test_a_constructor_raising_a_base_exception_is_a_load_error_for_its_rows",

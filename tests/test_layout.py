@@ -20,6 +20,7 @@ LAYERS = [
     "documents",
     "judges",
     "testing",
+    "usercode",
     "spans",
     "evaluators",
     "agents",
@@ -47,7 +48,7 @@ INNER_LAYERS = {
     "engine": ENGINE_LAYERS,
 }
 MAX_LINES = 500
-MAX_ROOT_ENTRIES = 15  # 14 + spark (issue 13)
+MAX_ROOT_ENTRIES = 16  # 14 + spark (issue 13) + usercode (issue 29: one runner for user code)
 
 
 def _module_name(path: Path) -> str:

@@ -497,10 +497,10 @@ CONTRACT_CASES = {
         "InvalidEvaluatorResponse",
         "'value' must be a number",
     ),
-    "nan_value": (
+    "nan_value": (  # as Lambda's runtime: NaN cannot be marshalled (the worker sends JSON only)
         'return {"label": "PASS", "value": float("nan")}',
         "InvalidEvaluatorResponse",
-        "'value' must be a number, found nan",
+        "the response is not JSON-serialisable (Out of range float values are not JSON compliant",
     ),
     "number_explanation": (
         'return {"label": "PASS", "explanation": 42}',
@@ -524,7 +524,11 @@ CONTRACT_CASES = {
         "EvaluatorException",
         "lambda_handler raised ValueError: no spans for target (line 4)",
     ),
-    "exits": ("raise SystemExit(3)", "EvaluatorException", "lambda_handler raised SystemExit: 3"),
+    "exits": (
+        "raise SystemExit(3)",
+        "EvaluatorCrashed",
+        "evaluator process exited with code 3 while evaluating",
+    ),
     "half_error": (  # AWS's SDK allows an error without a message: evalkit says there was none
         'return {"errorCode": "UpstreamDown"}',
         "UpstreamDown",

@@ -1,10 +1,13 @@
 """``evalkit spans invoke NAME --event EVENT.json``: run a span evaluator's handler on a recorded AgentCore
 event exactly as Lambda would, and print its response JSON: the local twin of ``aws lambda invoke``.
 
-The event is what the service sends the Lambda (``evalkit.spans.lambdas.event_replay``). The response goes
-to standard output as JSON (Lambda's error object when the handler raised or timed out); what it means goes
-to standard error. Exit codes: 0 a valid evaluator response (a result, or an error response the evaluator
-chose to return), 1 the call gave no valid response (it breaks the response contract, raised, timed out or
+The event is what the service sends the Lambda (``evalkit.spans.lambdas.event_replay``). The handler runs in
+a worker process of the runner (``evalkit.usercode``): the time limit kills its process group, processes it
+starts are gone when the command ends, and ``os._exit`` / ``sys.exit`` / a signal is an ``EvaluatorCrashed``
+exit 1. The response goes to standard output as JSON (Lambda's error object when the handler raised, timed
+out or exited); what the handler printed goes to standard error under a heading, then what the response
+means. Exit codes: 0 a valid evaluator response (a result, or an error response the evaluator chose to
+return), 1 the call gave no valid response (it breaks the response contract, raised, timed out, exited or
 returned what JSON cannot carry), 2 the event file or the evaluator cannot be used.
 """
 
@@ -19,7 +22,8 @@ from evalkit.cli.spans.options import add_custom_dir
 EPILOG = (
     "exit codes: 0 the handler returned a valid AgentCore evaluator response (label/value/explanation, or "
     "an errorCode it chose); 1 it did not: the response breaks the contract (InvalidEvaluatorResponse: e.g. "
-    "no label, a value outside 0.0-1.0), the handler raised, timed out, or returned what JSON cannot carry; "
+    "no label, a value outside 0.0-1.0), the handler raised, timed out, exited (EvaluatorCrashed), or returned "
+    "what JSON cannot carry; "
     "2 the event file or the evaluator cannot be used."
 )
 
@@ -75,6 +79,7 @@ def main(args) -> int:
     # the handler's response and exception text may quote a key: printed redacted (``documents.redaction``)
     print(json.dumps(redact_value(result.response), ensure_ascii=False, indent=2))
     sys.stdout.flush()
+    _print_logs(evaluator.name, result.logs)
     handler = f"{evaluator.path.stem}.{evaluator.function}" if evaluator.path else evaluator.function
     if result.problem is not None:
         code = result.fields.get("errorCode")
@@ -94,3 +99,17 @@ def _verdict(fields: dict) -> str:
         return f"error {fields['errorCode']}: {fields['errorMessage']}"
     value = f", value {fields['value']:g}" if "value" in fields else ""
     return f"label {fields['label']!r}{value}"
+
+
+def _print_logs(name: str, logs) -> None:
+    """What the handler printed, on standard error under a heading (as Lambda keeps logs apart from the
+    payload), its tail only (``usercode.output_tail``)."""
+    if not logs.text and not logs.cut:
+        return
+    from evalkit.documents.redaction import redact
+    from evalkit.errors import terminal_safe
+
+    text = logs.shown()
+    print(f"--- what {name} printed (standard output and standard error) ---", file=sys.stderr)
+    print(terminal_safe(redact(text)), end="" if text.endswith("\n") else "\n", file=sys.stderr)
+    print("--- end of output ---", file=sys.stderr)

@@ -4,8 +4,9 @@ The event is what the service sends a code-based evaluator (not a span): ``schem
 ``evaluatorName``, ``evaluationLevel``, ``evaluationInput.sessionSpans``, ``evaluationReferenceInputs``,
 ``evaluationTarget``. ``read_event`` checks the keys a handler cannot do without (``evaluationLevel`` and
 ``evaluationInput.sessionSpans``, the two AWS's SDK decorator reads unguarded) and refuses a span file by
-name. ``replay`` parses the event's JSON text afresh (the handler gets its own copy, as from the runtime),
-calls the handler with a Lambda-like context within the time limit, and passes its return value through
+name. ``replay`` sends the event's JSON text to a worker process of the runner (the handler gets its own
+copy, parsed afresh as by the runtime), calls the handler there with a Lambda-like context within the time
+limit (kept from evalkit's side: the worker's process group is killed), and passes its return value through
 JSON as the runtime does: ``Replay.response`` is the JSON the function would have returned (or the error
 object Lambda returns when a handler raises, times out or returns something JSON cannot carry), and
 ``Replay.problem`` says why it is not a valid evaluator response (``read_response``), or is None.
@@ -15,16 +16,20 @@ from __future__ import annotations
 
 import json
 import os
-import traceback
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
-from evalkit.errors import EvalkitError, shown
-from evalkit.spans.lambdas.invocation import Caller, InvalidResponse, LambdaContext, TimedOut, read_response
+from evalkit.errors import EvalkitError, EvaluatorCrashed, shown
+from evalkit.spans.lambdas.evaluator_workers import call_in, start_worker
+from evalkit.spans.lambdas.invocation import InvalidResponse, read_response
 from evalkit.spans.lambdas.payload import PAYLOAD_LIMIT
-from evalkit.spans.lambdas.span_evaluator import LEVELS, SpanEvaluator, source_line
+from evalkit.spans.lambdas.results import CRASHED
+from evalkit.spans.lambdas.span_evaluator import LEVELS, SpanEvaluator
+from evalkit.usercode.output_tail import Logs
+from evalkit.usercode.worker import CallTimedOut
 
 EVENT_KEYS = (
     "schemaVersion",
@@ -40,11 +45,13 @@ EVENT_KEYS = (
 @dataclass
 class Replay:
     """One replayed call: ``response`` (JSON-ready), ``fields`` (the result it gives, as ``spans eval``
-    records it) and ``problem`` (why the call gave no valid evaluator response, or None)."""
+    records it), ``problem`` (why the call gave no valid evaluator response, or None) and ``logs`` (what the
+    handler printed, kept apart from its response as Lambda keeps them)."""
 
     response: Any
     fields: dict
     problem: str | None = None
+    logs: Logs = Logs()
 
 
 def read_event(path: str | os.PathLike) -> tuple[dict, str]:
@@ -105,43 +112,54 @@ def _telemetry_message(source: Path) -> str:
 
 
 def replay(evaluator: SpanEvaluator, text: str, timeout: float) -> Replay:
-    """Call ``evaluator``'s handler on the event ``text`` as Lambda would; see the module docstring."""
+    """Call ``evaluator``'s handler on the event ``text`` as Lambda would, in a worker process of the runner
+    (``evaluator_workers``); see the module docstring. The worker and every process the handler started are
+    gone when this returns; ``Replay.logs`` is what the handler printed."""
     function = getattr(evaluator, "function", "lambda_handler")
-    context = LambdaContext(evaluator.name, timeout)
-    caller = Caller()
-    try:
-        ok, out = caller(evaluator.handler, json.loads(text), context, timeout)
-    except TimedOut:
-        message = f"Task timed out after {timeout:.2f} seconds"
-        return Replay({"errorMessage": message}, {"errorCode": "Timeout", "errorMessage": message}, message)
-    finally:
-        caller.close()
-    if not ok:
-        return _raised(out, evaluator, context, function)
-    try:
-        response = json.loads(json.dumps(out, ensure_ascii=False, allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        message = f"Unable to marshal response: {exc}"
-        error = {
-            "errorMessage": message,
-            "errorType": "Runtime.MarshalError",
-            "requestId": context.aws_request_id,
-        }
-        return Replay(error, {"errorCode": "InvalidEvaluatorResponse", "errorMessage": message}, message)
-    try:
-        return Replay(response, read_response(response, function))
+    with start_worker(evaluator) as worker:
+        try:
+            data = call_in(worker, text, timeout)
+        except CallTimedOut:
+            message = f"Task timed out after {timeout:.2f} seconds"
+            fields = {"errorCode": "Timeout", "errorMessage": message}
+            return Replay({"errorMessage": message}, fields, message, worker.logs())
+        except EvaluatorCrashed as exc:
+            return _crashed(exc, worker.logs())
+        logs = worker.logs()
+    if "raised" in data:
+        return _raised(data, evaluator, function, logs)
+    if "unmarshalable" in data:
+        message = f"Unable to marshal response: {data['unmarshalable']}"
+        error = {"errorMessage": message, "errorType": "Runtime.MarshalError", "requestId": data["requestId"]}
+        return Replay(
+            error, {"errorCode": "InvalidEvaluatorResponse", "errorMessage": message}, message, logs
+        )
+    response = data["returned"]
+    try:  # the contract is checked here, in evalkit's process, on the data the worker sent
+        return Replay(response, read_response(response, function), None, logs)
     except InvalidResponse as exc:
-        return Replay(response, {"errorCode": "InvalidEvaluatorResponse", "errorMessage": str(exc)}, str(exc))
+        fields = {"errorCode": "InvalidEvaluatorResponse", "errorMessage": str(exc)}
+        return Replay(response, fields, str(exc), logs)
 
 
-def _raised(exc: BaseException, evaluator: SpanEvaluator, context: LambdaContext, function: str) -> Replay:
-    """Lambda's error object for a handler that raised (``errorMessage``, ``errorType``, ``stackTrace``)."""
-    frames = traceback.extract_tb(exc.__traceback__)
+def _crashed(exc: EvaluatorCrashed, logs: Logs) -> Replay:
+    """Lambda's error object for a runtime that exited (``Runtime.ExitError``)."""
+    status = exc.how or "did not start"
     error = {
-        "errorMessage": str(exc),
-        "errorType": type(exc).__name__,
-        "requestId": context.aws_request_id,
-        "stackTrace": [line.rstrip("\n") for line in traceback.format_list(frames)],
+        "errorType": "Runtime.ExitError",
+        "errorMessage": f"RequestId: {uuid.uuid4()} Error: Runtime exited with error: {status}",
     }
-    message = f"{function} raised {type(exc).__name__}: {exc}{source_line(exc, evaluator.path)}"
-    return Replay(error, {"errorCode": "EvaluatorException", "errorMessage": message}, message)
+    return Replay(error, {"errorCode": CRASHED, "errorMessage": str(exc)}, str(exc), logs)
+
+
+def _raised(data: dict, evaluator: SpanEvaluator, function: str, logs: Logs) -> Replay:
+    """Lambda's error object for a handler that raised (``errorMessage``, ``errorType``, ``stackTrace``)."""
+    raised = data["raised"]
+    error = {
+        "errorMessage": raised["message"],
+        "errorType": raised["type"],
+        "requestId": data["requestId"],
+        "stackTrace": raised["stackTrace"],
+    }
+    message = f"{function} raised {raised['type']}: {raised['message']}{raised['line']}"
+    return Replay(error, {"errorCode": "EvaluatorException", "errorMessage": message}, message, logs)

@@ -1,7 +1,8 @@
 """Calling a Lambda handler as the service does: a deadline per call and the response contract.
 
-Each call gets a Lambda-like context object and runs on a worker thread; the caller stops waiting after the
-timeout (300 s, the Lambda limit, by default). What the handler returns is checked against AgentCore's
+Each call gets a Lambda-like context object. ``call_data`` calls the handler and says what it did as data (in
+a worker process of the runner, ``evaluator_workers``, or here on the watched thread of ``Caller`` for
+handlers without a file); ``data_fields`` reads that data in evalkit's own process. What the handler returns is checked against AgentCore's
 response contract (``label`` with optional ``value`` and ``explanation``, or ``errorCode`` and
 ``errorMessage``; null keys count as absent, as AWS's SDK returns them) by ``read_response``, after a round trip through JSON as the Lambda runtime makes it.
 """
@@ -11,8 +12,10 @@ from __future__ import annotations
 import json
 import math
 import queue
+import sys
 import threading
 import time
+import traceback
 import uuid
 from typing import Any
 
@@ -185,25 +188,62 @@ class Caller:
             self._worker = None
 
 
-def call_fields(handler, event: dict, context: LambdaContext, path, function: str = "lambda_handler") -> dict:
-    """Call ``handler`` here and now; the result fields of what it did (a response, or an error entry).
+def call_data(handler, event: dict, context: LambdaContext, path, *, exits: bool = True) -> dict:
+    """Call ``handler`` here and now; what it did, as data that crosses a pipe as JSON (no check yet).
 
-    Shared by the in-thread caller and the worker processes, so a result reads the same wherever it ran.
-    ``function`` is the handler's name, for messages.
+    ``{"returned": response}`` (already known to pass through JSON), ``{"unmarshalable": why}`` (a return
+    value JSON cannot carry), or ``{"raised": {"type", "message", "line", "stackTrace"}}``; each with the
+    context's ``requestId``. With ``exits`` a ``SystemExit`` ends the calling process, as it ends a Lambda
+    runtime (in a worker: the parent reports a crash); without, it is an exception like any other. The check
+    of the response contract is ``data_fields``'s, in the process that reads the data.
     """
+    request = {"requestId": context.aws_request_id}
     try:
         out = handler(event, context)
+    except SystemExit:
+        if exits:
+            raise
+        return {**request, "raised": _exception_data(sys.exc_info()[1], path)}
     except BaseException as exc:  # noqa: BLE001 - user code: any failure is an error result
-        return exception_fields(exc, path, function)
-    return response_fields(out, function)
+        return {**request, "raised": _exception_data(exc, path)}
+    try:
+        json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return {**request, "unmarshalable": str(exc)}
+    return {**request, "returned": out}
 
 
-def exception_fields(exc: BaseException, path, function: str = "lambda_handler") -> dict:
-    """The error entry of a handler that raised ``exc`` (with the line in the evaluator's file)."""
+def _exception_data(exc: BaseException, path) -> dict:
+    frames = traceback.extract_tb(exc.__traceback__)
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc),
+        "line": source_line(exc, path),
+        "stackTrace": [line.rstrip("\n") for line in traceback.format_list(frames)],
+    }
+
+
+def data_fields(data: dict, function: str = "lambda_handler") -> dict:
+    """The result fields of ``call_data``'s data: the response checked against the contract (here, in the
+    reading process, where the handler cannot patch the check), or an error entry."""
+    if "returned" in data:
+        return response_fields(data["returned"], function)
+    if "unmarshalable" in data:
+        return {
+            "errorCode": INVALID,
+            "errorMessage": f"the response is not JSON-serialisable ({data['unmarshalable']})",
+        }
+    raised = data["raised"]
     return {
         "errorCode": EXCEPTION,
-        "errorMessage": f"{function} raised {type(exc).__name__}: {exc}{source_line(exc, path)}",
+        "errorMessage": f"{function} raised {raised['type']}: {raised['message']}{raised['line']}",
     }
+
+
+def call_fields(handler, event: dict, context: LambdaContext, path, function: str = "lambda_handler") -> dict:
+    """Call ``handler`` in this process (a function without a file, or ``isolate=False``); its result fields.
+    A ``SystemExit`` is the handler's exception here: it must not end evalkit."""
+    return data_fields(call_data(handler, event, context, path, exits=False), function)
 
 
 def response_fields(out: Any, function: str = "lambda_handler") -> dict:
