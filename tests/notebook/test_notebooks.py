@@ -73,7 +73,9 @@ def test_notebook_runs_with_its_defaults(notebook, where, project, tmp_path):
         assert "evalkit-widget-snapshot" in copy["text/html"]
     if notebook.stem == "judge_studio":
         shown = printed(executed)
-        assert re.search(r"3 jurors \(median\): Krippendorff's alpha [\d.]+ on scores, \d+ of 11 rows split", shown)
+        assert re.search(
+            r"3 jurors \(median\): Krippendorff's alpha [\d.]+ on scores, \d+ of 11 rows split", shown
+        )
         assert re.search(r"Pairwise version B \(B\) vs demo.json \(A\): B wins [1-9]", shown)
         assert len(widgets) == 2  # the studio and the labelling widget
         (studio, studio_copy), (labelling, labelling_copy) = widgets

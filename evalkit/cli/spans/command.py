@@ -232,8 +232,6 @@ def _price(judges, args):
     return price_for(config.get("azure_deployment") or config.get("model"), getattr(args, "price", None))
 
 
-
-
 def _write(results: list[dict], frame, out: Path, evaluators) -> tuple[Path, Path]:
     from evalkit.documents.encoding.csv_cells import guard  # numpy: not imported with the command line
 
