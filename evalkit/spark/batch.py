@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import logging
 import os
 import uuid
@@ -23,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit.documents.json_input import parse_json_text
 from evalkit.errors import DocumentError, EnvironmentConfigError
 from evalkit.spark.frames import (
     INTEGER_COLUMNS,
@@ -331,7 +331,7 @@ def _names_where(sdf) -> dict[str, str]:
     if len(distinct) <= DISTINCT_MAPS:
         for row in distinct:
             try:
-                value = json.loads(row["evaluators"]) if row["evaluators"] else {}
+                value = parse_json_text(row["evaluators"]) if row["evaluators"] else {}
             except (TypeError, ValueError):
                 continue  # the executors report the row with its text
             names = list(value) if isinstance(value, dict) else []

@@ -85,8 +85,8 @@ def read_event(path: str | os.PathLike) -> tuple[dict, str]:
 
 def _first_line(text: str):
     try:
-        return json.loads(text.lstrip().split("\n", 1)[0])
-    except ValueError:
+        return parse_json(text.lstrip().split("\n", 1)[0])
+    except JsonInputError:
         return None
 
 
@@ -110,7 +110,7 @@ def replay(evaluator: SpanEvaluator, text: str, timeout: float) -> Replay:
     context = LambdaContext(evaluator.name, timeout)
     caller = Caller()
     try:
-        ok, out = caller(evaluator.handler, json.loads(text), context, timeout)
+        ok, out = caller(evaluator.handler, parse_json(text), context, timeout)
     except TimedOut:
         message = f"Task timed out after {timeout:.2f} seconds"
         return Replay({"errorMessage": message}, {"errorCode": "Timeout", "errorMessage": message}, message)
