@@ -157,8 +157,8 @@ class Filter:
         if value is None:
             return False
         if self.number is not None:
-            try:
-                number = float(value)
+            try:  # an int is compared exactly (float() of a 4,000-digit intValue overflows)
+                number = value if type(value) is int else float(value)
             except (TypeError, ValueError):
                 return False
             return _COMPARE[self.op](number, self.number)

@@ -8,13 +8,22 @@ OTLP JSON is converted in ``otlp_json`` and finished here. OTLP key/value attrib
 carry, are turned into plain objects here too.
 
 A span that cannot be used raises ``BadSpan`` naming the field; the reader adds the file and line
-(``location``), so one bad span is reported and skipped rather than stopping the load.
+(``location``), so one bad span is reported and skipped rather than stopping the load. Times are OTLP's
+``fixed64``: 0 to 2^64-1 nanoseconds; a time outside that range (negative, or thousands of digits) is refused
+with its field named.
+
+Non-finite doubles: OTLP JSON writes a ``doubleValue`` of NaN or an infinity as the strings ``"NaN"``,
+``"Infinity"`` and ``"-Infinity"`` (the proto3 JSON mapping). They are kept as those strings, not as floats:
+a float NaN is not JSON, so ``spans to-document`` would write a document that fails to validate and the
+online store would keep a row no JSON reader accepts; the string says what the value was, where ``null``
+would lose it (protobuf requests get the same strings, ``otlp_protobuf``).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import math
 import re
 from typing import Any
 
@@ -100,16 +109,32 @@ def required_id(span: dict, key: str) -> str:
     return value
 
 
+#: The largest time OTLP can carry (``fixed64`` nanoseconds since the epoch).
+MAX_NANOSECONDS = 2**64 - 1
+
+
 def nanoseconds(value: Any, key: str) -> int:
     if value is None:
         raise BadSpan(f"'{key}' is missing")
+    number = None
     if type(value) is int:
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    if isinstance(value, float) and value.is_integer() and value >= 0:
-        return int(value)
-    raise BadSpan(f"'{key}' must be an integer (nanoseconds since the epoch), found {quote(value)}")
+        number = value
+    elif isinstance(value, str) and value.isascii() and value.isdigit():
+        if len(value.lstrip("0")) > 20:  # more digits than 2^64-1 has: refused before converting
+            raise BadSpan(_out_of_range(key, value))
+        number = int(value)
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    if number is None:
+        raise BadSpan(f"'{key}' must be an integer (nanoseconds since the epoch), found {quote(value)}")
+    if not 0 <= number <= MAX_NANOSECONDS:
+        raise BadSpan(_out_of_range(key, value))
+    return number
+
+
+def _out_of_range(key: str, value: Any) -> str:
+    shown = quote(value) if isinstance(value, str) else quote(str(value))
+    return f"'{key}' must be from 0 to 2^64-1 nanoseconds since the epoch (OTLP's fixed64), found {shown}"
 
 
 def _kind(value: Any) -> str:
@@ -196,9 +221,12 @@ def any_value(value: Any, field: str) -> Any:
     if "doubleValue" in value:
         raw = value["doubleValue"]
         try:
-            return float(raw)
+            number = float(raw)
         except (TypeError, ValueError):
             raise BadSpan(f"'{field}.doubleValue' must be a number, found {quote(raw)}") from None
+        if math.isfinite(number):
+            return number
+        return "NaN" if number != number else ("Infinity" if number > 0 else "-Infinity")  # see the module doc
     if "boolValue" in value:
         return bool(value["boolValue"])
     if "arrayValue" in value:
