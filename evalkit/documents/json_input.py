@@ -434,6 +434,19 @@ def read_json(path: str | Path) -> Any:
         raise DocumentError(f"{shown(path)}: {exc}") from None
 
 
+def read_json_and_digest(path: str | Path) -> tuple[Any, str]:
+    """``read_json`` that also gives the sha256 of the bytes it parsed: a run's provenance names the file as it
+    was read and scored, not as it is when the results are written (it may have changed meanwhile)."""
+    import hashlib
+
+    held = [read_limited(path)]
+    digest = hashlib.sha256(held[0]).hexdigest()
+    try:
+        return parse_json(held.pop()), digest  # the list's name is dropped: parse_json holds the only bytes
+    except JsonInputError as exc:
+        raise DocumentError(f"{shown(path)}: {exc}") from None
+
+
 # ------------------------------------------------------------------------------------------------- wording
 
 

@@ -69,6 +69,8 @@ def load(spark, path: str | os.PathLike, *, validate: bool = True):
     frame = spark_frame(table)
     sdf = spark.createDataFrame(frame, schema=case_schema(frame.columns))
     about = {"document": meta.get("document"), "source": meta.get("source")}
+    if meta.get("document_sha256"):
+        about["document_sha256"] = meta["document_sha256"]
     about["threads"] = bool(table["turn"].notna().any())  # a document without threads needs no shuffle
     return sdf.withMetadata("item", {META_KEY: about})
 
