@@ -55,12 +55,14 @@ ALLOWED = {
     ("testing/batches.py", "*"): "the test model server's batch files",
 }
 
-_NAMES = {"load", "loads", "JSONDecoder", "raw_decode"}
+_NAMES = {"load", "loads", "JSONDecoder", "raw_decode", "read_json"}
+#: Modules whose ``load(s)`` parse JSON: the standard library's, orjson (a dependency), the usual others, pandas.
+_MODULES = {"json", "_json", "orjson", "_orjson", "ujson", "simplejson", "pd", "pandas"}
 
 
 def _calls(tree: ast.AST):
-    """``(function name, line, what)`` of every ``json.load(s)`` / ``JSONDecoder`` / ``raw_decode`` use, and of
-    names imported from ``json`` under those names."""
+    """``(function name, line, what)`` of every ``json.load(s)`` / ``JSONDecoder`` / ``raw_decode`` use (and
+    ``orjson.loads``, ``pd.read_json`` ...), and of names imported from ``json`` under those names."""
     imported = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module == "json":
@@ -74,9 +76,7 @@ def _calls(tree: ast.AST):
                 name = child.name
             if isinstance(child, ast.Attribute) and child.attr in _NAMES:
                 base = child.value
-                if child.attr == "raw_decode" or (
-                    isinstance(base, ast.Name) and base.id in ("json", "_json")
-                ):
+                if child.attr == "raw_decode" or (isinstance(base, ast.Name) and base.id in _MODULES):
                     found.append((name, child.lineno, ast.unparse(child)))
             if isinstance(child, ast.Name) and child.id in imported:
                 found.append((name, child.lineno, child.id))
@@ -113,6 +113,7 @@ def test_the_check_finds_every_form(tmp_path):
     source = (
         "import json\nfrom json import loads as L\n"
         "def f(t):\n    return json.loads(t), json.load(t), L(t), json.JSONDecoder().raw_decode(t)\n"
+        "g = orjson.loads(b'1'), pd.read_json('x')\n"
     )
     assert [what for _, _, what in _calls(ast.parse(source))] == [
         "json.loads",
@@ -120,4 +121,6 @@ def test_the_check_finds_every_form(tmp_path):
         "L",
         "json.JSONDecoder().raw_decode",
         "json.JSONDecoder",
+        "orjson.loads",
+        "pd.read_json",
     ]
