@@ -21,7 +21,6 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
-import json
 import logging
 import os
 import sys
@@ -29,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evalkit.documents.json_input import JsonInputError, parse_json_text
 from evalkit.documents.redaction import redact_url, register_secret, register_url_credentials
 from evalkit.errors import EnvironmentConfigError, EvalkitError
 
@@ -127,8 +127,8 @@ class _HttpAgent(Agent):
             raise
         text = raw.http_response.text
         try:
-            body = json.loads(text)
-        except ValueError:
+            body = parse_json_text(text, limit=None)  # the HTTP client has read it whole already
+        except JsonInputError:
             raise Unparseable(f"the body is not JSON: {_clip(text)!r}") from None
         try:
             message = body["choices"][0]["message"]

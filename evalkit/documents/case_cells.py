@@ -27,7 +27,7 @@ from typing import Any
 from evalkit.documents.destinations import refuse_destinations
 from evalkit.documents.empty_cells import EMPTY_DICT, EMPTY_LIST
 from evalkit.documents.evaluator_maps import resolve_allowed_tools, resolve_row_evaluators
-from evalkit.documents.json_input import read_json
+from evalkit.documents.json_input import read_json_and_digest
 from evalkit.documents.rebuilt_items import kept_sources
 from evalkit.documents.validation import validate_document
 from evalkit.documents.versions import upgrade
@@ -37,7 +37,8 @@ from evalkit.documents.versions import upgrade
 class CaseCells:
     """The case table of one document, column by column.
 
-    ``root``: the document without ``items``; ``source``: its file name, or ``<document>``; ``rows``: the
+    ``sha256``: the digest of the file's bytes as read (None for a document given as a value, or a table built
+    without one); ``root``: the document without ``items``; ``source``: its file name, or ``<document>``; ``rows``: the
     number of rows; ``item_ids`` / ``turns``: the ``item`` and ``turn`` columns (a turn is None outside
     threads); ``columns``: the object columns by name; ``allowed_tools``: each row's resolved allowlist, or
     None when the document has no allowlist at all (the table then has no such column).
@@ -50,6 +51,7 @@ class CaseCells:
     turns: list[int | None]
     columns: dict[str, Iterable[Any]]
     allowed_tools: list | None = None
+    sha256: str | None = None
 
     def listed(self) -> CaseCells:
         """The same cells with every column a list (generators cannot be pickled)."""
@@ -62,9 +64,10 @@ def read_cells(doc: str | os.PathLike | dict | list, *, validate: bool = True) -
     Raises what reading and validation raise for a document that is not a valid eval document
     (``DocumentError`` and ``JsonInputError``, both ``EvalkitError``s naming the file and the place).
     """
+    digest = None
     if isinstance(doc, (str, os.PathLike)):
         source = str(doc)
-        raw = read_json(doc)
+        raw, digest = read_json_and_digest(doc)
     else:
         source = "<document>"
         raw = copy.deepcopy(doc)
@@ -72,7 +75,7 @@ def read_cells(doc: str | os.PathLike | dict | list, *, validate: bool = True) -
     refuse_destinations(data, source)  # keys go only where the user said: never where a document says
     if validate:
         validate_document(data, source)
-    return _cells(data, source)
+    return replace(_cells(data, source), sha256=digest)
 
 
 def _field(entries: list[dict], key: str, default: Any = None) -> list:

@@ -59,6 +59,8 @@ def table_from_cells(cells: CaseCells) -> pd.DataFrame:
     if cells.allowed_tools is not None:
         frame["allowed_tools"] = cells.allowed_tools
     frame.attrs["evalkit"] = {"document": cells.root, "source": cells.source}
+    if cells.sha256 is not None:  # of the bytes read, for the results' provenance (results._run_provenance)
+        frame.attrs["evalkit"]["document_sha256"] = cells.sha256
     return frame
 
 

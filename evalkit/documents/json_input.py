@@ -21,6 +21,15 @@ each with a message naming the place (a JSON path such as ``items[1].turns[0]``)
 span loading can turn it into a per-line problem and the OTLP receiver into a 400; ``read_json`` reads a file
 and raises ``DocumentError`` naming it. The checks cost one walk over the parsed containers.
 
+This module is evalkit's one parser for JSON it did not write itself (issue 29): documents and span files, and
+also JSON *text inside* them (attribute values such as ``gen_ai.output.messages`` or ``metadata``, event
+bodies), judge answers, batch output lines and journals, labels, baselines, the online store's rows and HTTP
+bodies. ``parse_json_text`` is the entry point for such strings: the same checks, plus a size limit and the
+place named in the message; ``json_or_text`` reads a value that may or may not hold JSON (an attribute) and
+keeps the text when it does not or is refused. ``RecursionError``, ``OverflowError`` and Python's int-digit
+``ValueError`` never escape any of them: each becomes a ``JsonInputError``. ``tests/test_one_parser.py`` fails
+on a ``json.load``/``json.loads`` anywhere else in the package outside its short, commented allowlist.
+
 The parser is the standard library's, not orjson (a runtime dependency, faster on its own): orjson keeps the
 last of repeated keys and turns integers beyond 64 bits into floats without a word, so a fast path would need a
 second pass over the text and the parsed value to find both, which costs more than the parse saves (issue 20),
@@ -70,6 +79,8 @@ class JsonInputError(ValueError):
     syntax = False
     #: The ``json.JSONDecodeError`` behind a malformed-JSON error (its ``msg``, ``lineno``, ``colno``).
     decode_error: json.JSONDecodeError | None = None
+    #: The repeated key behind a duplicate-key error (judge answers name it in their own words).
+    duplicate_key: str | None = None
 
 
 #: Python's limit on the digits of an integer converted from text (``sys.get_int_max_str_digits``).
@@ -176,6 +187,9 @@ def parse_json(text: str | bytes) -> Any:
             ) from None
     # A lone surrogate needs an escape: the plain test first (most texts have none), the pattern only then.
     surrogates = "\\u" in text and bool(_SURROGATE_ESCAPE.search(text))
+    # A short text with no more brackets than MAX_DEPTH cannot nest deeper (attribute values, answers, lines):
+    # two counts in C instead of the walk, which is most of the cost of parsing such a text.
+    shallow = len(text) <= _SHORT and text.count("[") + text.count("{") <= MAX_DEPTH
     found: list = []
     hooks = {
         "object_pairs_hook": _hook(found),
@@ -197,8 +211,49 @@ def parse_json(text: str | bytes) -> Any:
     except RecursionError:
         raise _error(_too_deep(()), syntax=True) from None
     del text  # the parsed value is all that is needed now (the text is as large as the file)
-    if found or surrogates or _depth_exceeded(value):
+    if found or surrogates or (not shallow and _depth_exceeded(value)):
         _locate(value, surrogates)
+    return value
+
+
+#: The most characters ``parse_json_text`` reads by default: JSON text inside a value (an attribute, a line, a
+#: row, an answer) is far smaller than a document; a longer one is refused before it is parsed.
+TEXT_LIMIT = 8 * 1024 * 1024
+
+
+def parse_json_text(text: str | bytes, *, where: str = "", limit: int | None = TEXT_LIMIT) -> Any:
+    """``parse_json`` for JSON held in a string evalkit was given (an attribute value, an event body, a batch
+    output line, a journal, a database row, a judge's or an HTTP server's answer).
+
+    Text longer than ``limit`` characters (bytes for ``bytes``) is refused before it is parsed (``None``: no
+    limit); ``where`` (``"attribute 'metadata'"``, ``"line 3"``) starts the message of the ``JsonInputError``,
+    whose ``syntax`` and ``duplicate_key`` are kept.
+    """
+    try:
+        if limit is not None and len(text) > limit:
+            raise _error(
+                f"is {len(text):,} characters long, more than the {limit:,} evalkit reads as JSON text"
+            )
+        return parse_json(text)
+    except JsonInputError as exc:
+        if not where:
+            raise
+        error = _error(f"{where}: {exc}", syntax=exc.syntax)
+        error.decode_error, error.duplicate_key = exc.decode_error, exc.duplicate_key
+        raise error from None
+
+
+def json_or_text(value: Any) -> Any:
+    """``value`` parsed when it is a string holding a JSON object or array that ``parse_json_text`` accepts;
+    anything else as it is (a plain string, a number, or JSON text refused: too deep, too long, NaN, repeated
+    keys, so a hostile attribute is read as the text it is, never as a traceback)."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text[:1] in ("[", "{"):
+            try:
+                return parse_json_text(text)
+            except JsonInputError:
+                return value
     return value
 
 
@@ -220,6 +275,8 @@ def _too_deep(path: tuple) -> str:
     )
 
 
+#: Texts up to this many characters have their brackets counted before the depth walk (``parse_json``).
+_SHORT = 64 * 1024
 _CONTAINERS = (dict, list, _Object)
 _CONTAINER_SET = frozenset(_CONTAINERS)
 
@@ -265,10 +322,12 @@ def _locate(value: Any, surrogates: bool) -> None:
             raise _error(_too_deep(path))
         if type(node) is _Object:
             key = node.duplicates[0]
-            raise _error(
+            error = _error(
                 f"duplicate key {quote(key)} in {_object_name(path)}: JSON keeps only the last value, so the "
                 "other would be lost; keep one (or rename the other)"
             )
+            error.duplicate_key = key
+            raise error
         children = list(node.items() if isinstance(node, dict) else enumerate(node))
         for step, child in children:
             if type(child) is _Number:
@@ -376,6 +435,19 @@ def read_json(path: str | Path) -> Any:
     """
     try:
         return parse_json(read_limited(path))  # no name holds the bytes: parse_json drops them once decoded
+    except JsonInputError as exc:
+        raise DocumentError(f"{shown(path)}: {exc}") from None
+
+
+def read_json_and_digest(path: str | Path) -> tuple[Any, str]:
+    """``read_json`` that also gives the sha256 of the bytes it parsed: a run's provenance names the file as it
+    was read and scored, not as it is when the results are written (it may have changed meanwhile)."""
+    import hashlib
+
+    held = [read_limited(path)]
+    digest = hashlib.sha256(held[0]).hexdigest()
+    try:
+        return parse_json(held.pop()), digest  # the list's name is dropped: parse_json holds the only bytes
     except JsonInputError as exc:
         raise DocumentError(f"{shown(path)}: {exc}") from None
 

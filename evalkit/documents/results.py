@@ -12,7 +12,6 @@ import io
 import json
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -151,19 +150,15 @@ def results_metadata(df: pd.DataFrame, metadata: dict) -> dict:
 
 
 def _run_provenance(df: pd.DataFrame) -> dict:
-    """What produced these results: the evalkit version and the sha256 of the document file, if any."""
-    import hashlib
-
+    """What produced these results: the evalkit version and the sha256 of the document file, if any: the
+    digest of the bytes read and scored (``case_cells.read_cells``), never the file re-read now, which may
+    have changed since."""
     from evalkit.documents.versions import EVALKIT_VERSION as __version__
 
     info = {"evalkit_version": __version__}
-    source = df.attrs.get("evalkit", {}).get("source")
-    if source and not str(source).startswith("<") and Path(source).is_file():
-        digest = hashlib.sha256()
-        with open(source, "rb") as handle:  # in blocks: the whole file in memory cost its size at peak
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        info["document_sha256"] = digest.hexdigest()
+    digest = df.attrs.get("evalkit", {}).get("document_sha256")
+    if isinstance(digest, str):
+        info["document_sha256"] = digest
     return info
 
 

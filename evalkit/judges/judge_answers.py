@@ -82,7 +82,7 @@ def _from_text(text: str) -> Any:
         return loads(stripped)
     except DuplicateKey as exc:
         raise duplicate(exc, stripped) from None
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:
         raise _unreadable(f"the judge's answer is not well-formed JSON ({exc}): {_quote(text)}") from None
 
 
@@ -158,8 +158,8 @@ def unread_answer(name: str, answers: list, hint: str) -> str:
     shown = f"; the judge answered {_quote(answer)}"
     if isinstance(answer, str):
         try:
-            answer = json.loads(answer)
-        except json.JSONDecodeError:
+            answer = loads(answer)
+        except ValueError:
             pass
     if not isinstance(answer, dict):
         return f"{shown}. {hint}"

@@ -25,13 +25,13 @@ May import: ``evalkit.errors``.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit.documents.json_input import parse_json_text
 from evalkit.errors import EnvironmentConfigError
 
 PRICES_VARIABLE = "EVALKIT_PRICES"
@@ -111,8 +111,8 @@ def read_prices(path: str | os.PathLike) -> dict[str, Price]:
 
             table = tomllib.loads(text)
         else:
-            table = json.loads(text)
-    except ValueError as exc:
+            table = parse_json_text(text, limit=None)
+    except ValueError as exc:  # tomllib's TOMLDecodeError, or the bounded JSON parser's JsonInputError
         kind = "TOML" if source.suffix.lower() == ".toml" else "JSON"
         raise EnvironmentConfigError(
             f"{source}: the price file is not valid {kind} ({exc}); e.g. {EXAMPLE}"

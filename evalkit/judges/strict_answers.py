@@ -7,7 +7,9 @@ scored 1, silently) and a 100 MB answer was stored whole in results.json and res
 - ``answer_limit()``: the most characters a judge's answer (the message content) may have,
   ``EVALKIT_JUDGE_ANSWER_LIMIT`` (default 4,194,304, about 4 MB). A longer answer is refused before it is
   read (``check_answer``): an error result saying how long it was and the limit; nothing of it is kept.
-- ``loads``: ``json.loads`` that refuses an object with a repeated key, at any depth (``DuplicateKey``).
+- ``loads``: the answer read by evalkit's one bounded JSON parser (``evalkit.documents.json_input``): an
+  object with a repeated key, at any depth, is a ``DuplicateKey``; anything else it refuses (not JSON, nested
+  too deeply, NaN) a ``JsonInputError``; both are ``ValueError``s.
 - ``check_answer``: both checks on a raw answer, raised as ``JudgeFailure`` (``judgeOutputUnparseable``,
   "could not parse score: ..."); the duplicate check only when the answer is a JSON object (a text answer is
   the reader's to read).
@@ -16,16 +18,16 @@ scored 1, silently) and a 100 MB answer was stored whole in results.json and res
 - ``cut_reason``: a stored reason keeps at most ``reason_limit()`` characters (``EVALKIT_REASON_LIMIT``,
   default 20,000), ending in a marker that says how much was cut.
 
-May import: ``evalkit.judges.failures``.
+May import: ``evalkit.judges.failures``, ``evalkit.documents.json_input``.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from typing import Any
 
+from evalkit.documents.json_input import JsonInputError, parse_json_text
 from evalkit.judges.failures import JudgeFailure
 
 ANSWER_LIMIT_VARIABLE = "EVALKIT_JUDGE_ANSWER_LIMIT"
@@ -68,18 +70,15 @@ def reason_limit() -> int:
     return _limit(REASON_LIMIT_VARIABLE, DEFAULT_REASON_LIMIT)
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict:
-    out: dict = {}
-    for key, value in pairs:
-        if key in out:
-            raise DuplicateKey(key)
-        out[key] = value
-    return out
-
-
 def loads(text: str | bytes) -> Any:
-    """``json.loads`` refusing repeated keys (``DuplicateKey``, a ``ValueError``); other errors as json's."""
-    return json.loads(text, object_pairs_hook=_pairs)
+    """The answer parsed by the one bounded parser: a repeated key raises ``DuplicateKey``, anything else it
+    refuses a ``JsonInputError`` (both ``ValueError``s; the answer's size is ``check_answer``'s to limit)."""
+    try:
+        return parse_json_text(text, limit=None)
+    except JsonInputError as exc:
+        if exc.duplicate_key is not None:
+            raise DuplicateKey(exc.duplicate_key) from None
+        raise
 
 
 def quote(text: str) -> str:
@@ -110,7 +109,7 @@ def json_answer(content: str | None, what: str = "score") -> Any:
         return loads(content or "")
     except DuplicateKey as exc:
         raise duplicate(exc, content or "") from None
-    except json.JSONDecodeError:
+    except ValueError:
         raise JudgeFailure(
             f"could not parse {what}: the judge's answer is not JSON: {str(content)[:200]!r}", UNPARSEABLE
         ) from None

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalkit.documents.files.atomic import atomic_write
+from evalkit.documents.json_input import JsonInputError, parse_json, read_limited
 from evalkit.errors import EvalkitError
 from evalkit.spans import evaluate_spans, load, results_frame
 from evalkit.spans.lambdas.payload import session_groups
@@ -128,8 +129,8 @@ class SpanJudgeStudio:
     def _open(self) -> tuple[bool, dict]:
         if self.path.is_file():
             try:
-                return False, json.loads(self.path.read_text(encoding="utf-8"))
-            except ValueError as exc:
+                return False, parse_json(read_limited(self.path))
+            except JsonInputError as exc:
                 raise EvalkitError(f"{self.path}: not valid JSON ({exc}); fix or delete it") from None
         return True, copy.deepcopy(TEMPLATE)
 

@@ -10,11 +10,12 @@ than turns, from retries, the extra ones join the last turn).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pandas as pd
+
+from evalkit.documents.json_input import JsonInputError, parse_json_text
 
 __all__ = ["attach_spans"]
 
@@ -39,8 +40,8 @@ def attach_spans(df: pd.DataFrame, run_dir: str | os.PathLike) -> pd.DataFrame:
     with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
             try:
-                span = json.loads(line)
-            except ValueError:
+                span = parse_json_text(line)
+            except JsonInputError:
                 continue
             item = _item_of(span) if isinstance(span, dict) else None
             if item is not None:

@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit.documents.json_input import parse_json_text
 from evalkit.errors import DocumentError, EnvironmentConfigError
 from evalkit.spark.frames import (
     INTEGER_COLUMNS,
@@ -90,6 +91,8 @@ def load(spark, path: str | os.PathLike, *, validate: bool = True):
     frame = spark_frame(table)
     sdf = spark.createDataFrame(frame, schema=case_schema(frame.columns))
     about = {"document": meta.get("document"), "source": meta.get("source")}
+    if meta.get("document_sha256"):
+        about["document_sha256"] = meta["document_sha256"]
     about["threads"] = bool(table["turn"].notna().any())  # a document without threads needs no shuffle
     return _with_meta(sdf, "item", about)
 
@@ -352,7 +355,7 @@ def _names_where(sdf) -> dict[str, str]:
     if len(distinct) <= DISTINCT_MAPS:
         for row in distinct:
             try:
-                value = json.loads(row["evaluators"]) if row["evaluators"] else {}
+                value = parse_json_text(row["evaluators"]) if row["evaluators"] else {}
             except (TypeError, ValueError):
                 continue  # the executors report the row with its text
             names = list(value) if isinstance(value, dict) else []

@@ -22,6 +22,7 @@ import pandas as pd
 
 from evalkit.documents.case_table import CASE_COLUMNS
 from evalkit.documents.columns import score_column
+from evalkit.documents.json_input import parse_json_text
 from evalkit.errors import DocumentError
 from evalkit.evaluators.base import RESULT_COLUMNS
 
@@ -116,7 +117,7 @@ def _parse(values: pd.Series, column: str) -> list:
             parsed.append(memo[text])
             continue
         try:
-            value = json.loads(text)
+            value = parse_json_text(text)
         except (TypeError, ValueError) as exc:
             raise DocumentError(
                 f"column '{column}' must hold JSON text; row {position} of a batch holds {str(text)[:80]!r} "

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 
 import pandas as pd
 
+from evalkit.documents.json_input import JsonInputError, parse_json_text
 from evalkit.spans.llm_judges.judge_runner import SpanJudges
 from evalkit.spans.online.session_evaluation import passed, service_name
 from evalkit.spans.online.session_tracking import parse_filters, record_session_ids, sampled, session_matches
@@ -111,8 +112,8 @@ def _spans(text, encoding: str = "lines", attribute: str | None = None) -> list[
         if not isinstance(text, str) or not text.strip():
             return []
         try:
-            value = json.loads(text)
-        except ValueError:
+            value = parse_json_text(text)
+        except JsonInputError:
             return []
     docs: list[dict] = []
     loading.read_object(value, ("stream", ""), docs, [], [])

@@ -16,7 +16,9 @@ when it completes, each like a chat-completions request (the server's script, el
 ``Reply.status`` != 200 gives a failed line). ``fail_lines(n)`` makes the next ``n`` lines answered fail
 (``status``, in the error file); ``expire_lines(n)`` makes the next ``n`` lines unfinished, and their batch
 ``expired`` (the completed lines in the output file, the expired ones in the error file with code
-``batch_expired``, as the OpenAI API does). An input file that is not valid JSONL, repeats a ``custom_id``,
+``batch_expired``, as the OpenAI API does). ``garble_lines(n, text)`` writes the next ``n`` answered lines
+of the output file as ``text`` instead (a broken or hostile service: not JSON, or a JSON array), and
+``repeat_output = True`` writes every output line twice (each ``custom_id`` repeated). An input file that is not valid JSONL, repeats a ``custom_id``,
 mixes models or urls, or is over ``max_lines`` / ``max_bytes`` makes the batch ``failed`` with ``errors``.
 
 Every line answered is kept in ``lines`` (``batch``, ``custom_id``, ``body``, ``status``) for tests; the
@@ -67,6 +69,8 @@ class BatchService:
         self.batches: dict[str, dict] = {}
         self._failing: list[int] = []  # statuses of the next lines that fail
         self._expiring = 0
+        self._garbled: list[str] = []  # what the next answered lines are written as in the output file
+        self.repeat_output = False
         self._ids = itertools.count(1)
         self._lock = threading.RLock()
 
@@ -81,11 +85,18 @@ class BatchService:
         with self._lock:
             self._expiring += n
 
+    def garble_lines(self, n: int = 1, text: str = "not json") -> None:
+        """The next ``n`` answered lines are written as ``text`` in the output file (not their JSON)."""
+        with self._lock:
+            self._garbled.extend([text] * n)
+
     def reset(self) -> None:
         with self._lock:
             self.lines.clear()
             self._failing.clear()
+            self._garbled.clear()
             self._expiring = 0
+            self.repeat_output = False
 
     # Routing ----------------------------------------------------------------------------------------------
     def handle(self, record: dict) -> Response:
@@ -272,7 +283,11 @@ class BatchService:
                 "error": None,
                 "response": {"status_code": status, "request_id": line_id, "body": payload},
             }
+            if status == 200 and self._garbled:
+                entry = self._garbled.pop(0)
             (outputs if status == 200 else failures).append(entry)
+        if self.repeat_output:
+            outputs = [entry for entry in outputs for _ in range(2)]
         if outputs:
             batch["output_file_id"] = self._add_file(_jsonl(outputs), "batch_output.jsonl", "batch_output")[
                 "id"
@@ -361,8 +376,9 @@ def _error(code: str, message: str, line: int | None = None) -> dict:
     return {"code": code, "message": message, "param": None, "line": line}
 
 
-def _jsonl(entries: list[dict]) -> bytes:
-    return "".join(json.dumps(e) + "\n" for e in entries).encode()
+def _jsonl(entries: list[dict | str]) -> bytes:
+    """JSON lines; a string entry (``garble_lines``) is written as it is."""
+    return "".join((e if isinstance(e, str) else json.dumps(e)) + "\n" for e in entries).encode()
 
 
 def _multipart(record: dict) -> dict[str, tuple[bytes, str | None]] | None:

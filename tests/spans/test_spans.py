@@ -146,7 +146,7 @@ def test_load_jsonl_derives_columns_from_the_fact_sheet_attributes():
     assert list(df.columns) == list(spans.COLUMNS)
     assert len(df) == 10
     assert df["start_ns"].is_monotonic_increasing  # file order was export (end) order
-    assert df["start_ns"].dtype == "int64"
+    assert df["start_ns"].dtype == "uint64"  # OTLP's fixed64: up to 2^64-1 (issue 29)
     by_id = df.set_index("span_id")
     assert by_id.loc["c000000000000001", "session_id"] == "sess-b"  # from the resource attributes
     assert by_id.loc["b000000000000002", "session_id"] == "sess-a"  # inherited from its trace

@@ -24,6 +24,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from evalkit.analysis.alignment.prompts import PromptSpec
+from evalkit.documents.json_input import JsonInputError, parse_json_text
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
@@ -94,8 +95,8 @@ def ask_optimiser(config: dict, messages: list[dict], *, timeout: float = 120.0)
     }
     text = (reply.choices[0].message.content or "").strip()
     try:
-        answer = json.loads(text)
-    except ValueError:
+        answer = parse_json_text(text)
+    except JsonInputError:
         answer = None
     if not isinstance(answer, dict):
         raise EvalkitError(

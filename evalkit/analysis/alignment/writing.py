@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from evalkit.documents.files.atomic import atomic_write
+from evalkit.documents.json_input import read_json
 from evalkit.errors import EvalkitError
 from evalkit.evaluators.names import name_too_long
 
@@ -63,8 +64,8 @@ def aligned_versions(judge: str, custom_dir: Path) -> list[dict]:
     for home in sorted(custom_dir.glob(f"{judge}_aligned*")):
         path = home / ALIGNMENT_FILE
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            record = read_json(path)
+        except (OSError, EvalkitError):  # unreadable or not JSON evalkit reads: not an aligned version
             continue
         if isinstance(record, dict) and record.get("judge") == judge:
             found.append({"name": home.name, "folder": home, "record": record})

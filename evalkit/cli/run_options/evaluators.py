@@ -12,7 +12,8 @@ May import: ``evalkit.errors``, ``evalkit.documents``.
 from __future__ import annotations
 
 import argparse
-import json
+
+from evalkit.documents.json_input import JsonInputError, parse_json_text
 
 #: What ``--custom-dir`` means, shared by its help and the text around it.
 CUSTOM_DIR_HELP = (
@@ -46,10 +47,15 @@ def parse_evaluator(text: str) -> tuple[str, dict]:
     if not sep:
         return name, {}
     try:
-        entry = json.loads(options)
-    except json.JSONDecodeError as exc:
+        entry = parse_json_text(options)
+    except JsonInputError as exc:
+        why = (
+            f"{exc.decode_error.msg} at character {exc.decode_error.pos + 1}"
+            if exc.decode_error
+            else str(exc)
+        )
         raise argparse.ArgumentTypeError(
-            f"the options of --evaluator {name} are not JSON ({exc.msg} at character {exc.pos + 1}): "
+            f"the options of --evaluator {name} are not JSON ({why}): "
             f"write e.g. --evaluator '{name}={{\"threshold\": 0.8}}'"
         ) from None
     if not isinstance(entry, dict):

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.documents.evaluator_maps import LLM_BUILTINS
+from evalkit.documents.json_input import JsonInputError, parse_json_text
 from evalkit.documents.redaction import redact_url
 from evalkit.evaluators.base import verdict_frame
 from evalkit.judges.cache import cache_key
@@ -233,7 +234,6 @@ def tool_calls_and_definitions(spans: list[dict]) -> tuple[list[dict], list[dict
     ``gen_ai.tool.call.arguments``, parsed when JSON); a definition is the tool's name, its
     ``gen_ai.tool.description`` and an open parameters object (spans do not carry the schema).
     """
-    import json
 
     calls, definitions = [], {}
     for span in spans:
@@ -246,8 +246,8 @@ def tool_calls_and_definitions(spans: list[dict]) -> tuple[list[dict], list[dict
         arguments = attributes.get("gen_ai.tool.call.arguments", {})
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments)
-            except json.JSONDecodeError:
+                arguments = parse_json_text(arguments)
+            except JsonInputError:
                 arguments = {"input": arguments}
         calls.append(
             {

@@ -13,6 +13,12 @@ deployment is another one (a global batch deployment answers only batches); at m
 200 MB a file. A file also holds one model only.
 evalkit packs below those limits (``pack``), leaving a margin on the bytes for the multipart framing.
 
+The output and error files are the service's text, read line by line through evalkit's one bounded JSON
+parser (``evalkit.documents.json_input``). A line that is not a JSON object with a string ``custom_id`` (not
+JSON, an array, nested too deeply) answers nothing: the lines of the batch left without a result fail with
+its description (retried once, then an error result naming the batch and the line). A ``custom_id`` on more
+than one line is warned about (the last line is the one kept).
+
 May import: ``evalkit.judges.models``, ``evalkit.documents``, ``evalkit.errors``.
 """
 
@@ -20,11 +26,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 from collections.abc import Iterable
 
+from evalkit.documents.json_input import JsonInputError, clip, parse_json_text
 from evalkit.documents.redaction import redact, redact_url
 from evalkit.errors import EnvironmentConfigError
+
+log = logging.getLogger("evalkit.judges")
 
 #: Final states of a batch; the others are validating, in_progress, finalizing, cancelling.
 FINAL = ("completed", "failed", "expired", "cancelled")
@@ -151,18 +161,52 @@ class BatchAPI:
         """``({custom_id: response body}, {custom_id: why it failed})`` of a batch in a final state."""
         answers: dict[str, dict] = {}
         failures: dict[str, str] = {}
+        unreadable: list[str] = []
+        repeated: dict[str, None] = {}
         for file_id in (batch.output_file_id, batch.error_file_id):
             if not file_id:
                 continue
             with self._refused(f"download the results of batch {batch.id} (GET files/{file_id}/content)"):
                 content = self.client.files.content(file_id).text
-            for text in content.splitlines():
-                if text.strip():
-                    read_output_line(json.loads(text), answers, failures)
+            for number, text in enumerate(content.splitlines(), 1):
+                if not text.strip():
+                    continue
+                line, problem = _output_line(text)
+                if problem is not None:
+                    unreadable.append(f"line {number} of its file {file_id} {problem}")
+                    continue
+                if line["custom_id"] in answers or line["custom_id"] in failures:
+                    repeated[line["custom_id"]] = None
+                read_output_line(line, answers, failures)
+        if repeated:
+            log.warning(
+                "judge batch %s: its results name %d custom id(s) on more than one line (%s); the last line of "
+                "each is kept",
+                batch.id,
+                len(repeated),
+                ", ".join(list(repeated)[:3]) + (", ..." if len(repeated) > 3 else ""),
+            )
         if batch.status != "completed" and not answers and not failures:
             why = _batch_errors(batch) or f"the batch ended {batch.status}"
             failures["*"] = why
+        if unreadable and "*" not in failures:
+            more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
+            failures["*"] = f"no result read from batch {batch.id}: {unreadable[0]}{more}"
         return answers, failures
+
+
+def _output_line(text: str) -> tuple[dict, None] | tuple[None, str]:
+    """``(line, None)`` for a line of an output or error file that is a JSON object with a string
+    ``custom_id``; else ``(None, why it answers nothing)``."""
+    try:
+        line = parse_json_text(text)
+    except JsonInputError as exc:
+        return None, f"is not JSON evalkit reads ({exc}): {clip(text)!r}"
+    if not isinstance(line, dict):
+        return None, f"is not a JSON object: {clip(text)!r}"
+    if not isinstance(line.get("custom_id"), str):
+        return None, f"has no custom_id: {clip(text)!r}"
+    return line, None
 
 
 def read_output_line(line: dict, answers: dict, failures: dict) -> None:

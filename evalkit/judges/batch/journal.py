@@ -7,17 +7,27 @@ that needs a line already in a kept batch of the same service polls that batch i
 again. A batch's file is removed once its answers are in the judge cache (or its lines failed for good), and
 when the service no longer knows the id.
 
-May import: ``evalkit.documents``.
+A file is read through evalkit's one bounded JSON parser (``evalkit.documents.json_input``; regular files
+only, so a named pipe is never waited on) and its fields checked; one that cannot be read or was changed by
+hand (not JSON, lines that are not a list of ids, an attempt that is not a whole number) is skipped with a
+warning naming it, never a traceback: its lines are then sent again.
+
+May import: ``evalkit.documents``, ``evalkit.errors``.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from pathlib import Path
 
 from evalkit.documents.files.private import private_file, private_folder
+from evalkit.documents.json_input import read_json
+from evalkit.errors import EvalkitError
+
+log = logging.getLogger("evalkit.judges")
 
 
 class Journal:
@@ -28,18 +38,22 @@ class Journal:
         self.endpoint = endpoint
 
     def entries(self) -> list[dict]:
-        """The kept batches of this service, oldest first (unreadable files are skipped)."""
+        """The kept batches of this service, oldest first (unreadable files are skipped with a warning)."""
         if not self.folder.is_dir():
             return []
         found = []
         for path in self.folder.glob("*.json"):
             try:
-                entry = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                entry = read_json(path)
+                problem = _problem(entry)
+            except (OSError, EvalkitError) as exc:
+                entry, problem = None, str(exc)
+            if problem is not None:
+                log.warning("judge batch journal %s is unreadable and skipped: %s", path, problem)
                 continue
-            if isinstance(entry, dict) and entry.get("endpoint") == self.endpoint and entry.get("batch"):
+            if entry["endpoint"] == self.endpoint:
                 found.append(entry)
-        return sorted(found, key=lambda e: e.get("created", 0))
+        return sorted(found, key=lambda e: e["created"])
 
     def keep(self, batch_id: str, lines: list[str], attempt: int) -> dict:
         entry = {
@@ -66,3 +80,22 @@ class Journal:
     def _path(self, batch_id: str) -> Path:
         safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in batch_id)
         return self.folder / f"{safe}.json"
+
+
+def _problem(entry) -> str | None:
+    """What is wrong with a journal entry as read (None: it is one ``keep`` writes)."""
+    if not isinstance(entry, dict):
+        return "it is not a JSON object"
+    checks = (
+        ("batch", lambda v: isinstance(v, str) and v != "", "a batch id"),
+        ("endpoint", lambda v: isinstance(v, str), "a service address"),
+        ("lines", lambda v: isinstance(v, list) and all(isinstance(k, str) for k in v), "a list of line ids"),
+        ("attempt", lambda v: type(v) is int and 1 <= v <= 2, "1 or 2"),
+        ("created", lambda v: type(v) in (int, float) and v >= 0, "a time"),
+    )
+    for key, good, wanted in checks:
+        if key not in entry:
+            return f"it has no {key!r}"
+        if not good(entry[key]):
+            return f"its {key!r} is not {wanted}"
+    return None

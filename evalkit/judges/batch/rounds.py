@@ -128,11 +128,12 @@ class _Run:
 
     def _submit(self, lines) -> list[dict]:
         encoded = [self.api.line(line.key, line.body) for line in lines]
+        key_of = {id(data): line.key for line, (_, data) in zip(lines, encoded)}  # pack keeps the same bytes
         attempt_of = {line.key: self.tries.get(line.key, 0) + 1 for line in lines}
         entries = []
         for file in pack(encoded, self.api.max_lines, self.api.max_bytes):
             data = b"".join(d for _, d in file)
-            keys = [_custom_id(d) for _, d in file]
+            keys = [key_of[id(d)] for _, d in file]
             batch_id = self.api.submit(data)
             attempt = max(attempt_of[k] for k in keys)
             entries.append(self.journal.keep(batch_id, keys, attempt))
@@ -170,12 +171,6 @@ class _Run:
         earlier = f"; first try: {self.first[key]}" if key in self.first else ""
         self.stand_in.failures[key] = f"the judge's batch line failed twice: {why} ({where}){earlier}"
         self.report["failed"] += 1
-
-
-def _custom_id(encoded: bytes) -> str:
-    import json
-
-    return json.loads(encoded)["custom_id"]
 
 
 def _counters(pool) -> tuple:

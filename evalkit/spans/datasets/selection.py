@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from evalkit.documents.json_input import quote
 from evalkit.errors import EvalkitError
 from evalkit.spans.lambdas.payload import SessionSpans
 from evalkit.spans.online.session_tracking import Filter, parse_duration, session_matches
@@ -60,9 +61,9 @@ def parse_since(value) -> int:
         except ValueError:
             try:
                 return int((time.time() - parse_duration(text)) * 1e9)
-            except EvalkitError:
+            except (EvalkitError, OverflowError):  # OverflowError: a duration of 400 digits is infinite
                 raise EvalkitError(
-                    f"--since {text!r}: write a time (2026-12-01T09:00:00Z) or a duration back from now "
+                    f"--since {quote(text)}: write a time (2026-12-01T09:00:00Z) or a duration back from now "
                     "(24h, 30m, 7d)"
                 ) from None
     if moment.tzinfo is None:

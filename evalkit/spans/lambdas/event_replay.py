@@ -14,7 +14,6 @@ object Lambda returns when a handler raises, times out or returns something JSON
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from dataclasses import dataclass
@@ -92,8 +91,8 @@ def read_event(path: str | os.PathLike) -> tuple[dict, str]:
 
 def _first_line(text: str):
     try:
-        return json.loads(text.lstrip().split("\n", 1)[0])
-    except ValueError:
+        return parse_json(text.lstrip().split("\n", 1)[0])
+    except JsonInputError:
         return None
 
 

@@ -29,9 +29,9 @@ categorical scale that count as passing in ``--fail-under`` (default: the scale'
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from evalkit.documents.json_input import JsonInputError, parse_json
 from evalkit.errors import EvaluatorConfigError
 from evalkit.spans.lambdas.span_evaluator import NAME_PATTERN
 from evalkit.spans.llm_judges.builtin_judges import BUILTIN_PARAMETERS
@@ -46,12 +46,15 @@ def load_llm_judge(name: str, path: Path) -> LLMSpanEvaluator:
     """The LLM-as-judge evaluator configured by ``path`` (``.../<name>/<name>.json``), checked."""
     where = str(path)
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
+        config = parse_json(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise EvaluatorConfigError(f"{where}: cannot read the evaluator configuration: {exc}") from None
-    except json.JSONDecodeError as exc:
+    except JsonInputError as exc:
+        found = exc.decode_error
+        if found is None:
+            raise EvaluatorConfigError(f"{where}: {exc}") from None
         raise EvaluatorConfigError(
-            f"{where}: line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})"
+            f"{where}: line {found.lineno}, column {found.colno}: not valid JSON ({found.msg})"
         ) from None
     return llm_judge_from_config(name, config, where)
 

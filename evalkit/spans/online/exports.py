@@ -21,6 +21,8 @@ import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.documents.json_input import JsonInputError, parse_json_text
+
 if TYPE_CHECKING:
     from evalkit.spans.online.store import Store
 
@@ -46,7 +48,12 @@ def export_results(folder: Path, store: Store, namespace: str) -> None:
             continue
         lines = []
         for seq, timestamp, text in rows:
-            record = render(seq, timestamp, json.loads(text))
+            try:
+                entry = parse_json_text(text, limit=None)
+            except JsonInputError as exc:  # a store written by hand or by another tool: not exported, said
+                log.warning("result %s in the store is not exported: %s", seq, exc)
+                continue
+            record = render(seq, timestamp, entry)
             if record is not None:
                 lines.append(_dumps(record) + "\n")
         with open(path, "a", encoding="utf-8") as handle:
@@ -137,7 +144,7 @@ def last_sequence(path: Path) -> int:
             tail = tail[: cut + 1] if cut >= 0 else b""
         lines = tail.rstrip(b"\n").rsplit(b"\n", 1)
         try:
-            return int(json.loads(lines[-1])["sequence"]) if lines[-1] else 0
+            return int(parse_json_text(lines[-1])["sequence"]) if lines[-1] else 0
         except (ValueError, KeyError, TypeError):
             return 0
 

@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 
 from evalkit.documents.files.private import private_file, private_folder
+from evalkit.documents.json_input import parse_json_text
 from evalkit.documents.redaction import redact_ids, redact_value, redacted_json
 from evalkit.errors import EvalkitError
 from evalkit.spans.reading.event_record import keyed_text
@@ -353,7 +354,8 @@ class Store:
         without ``session.id``, a record that came before its span); spans first, then records."""
         with self.lock:
             rows = self.db.execute(_SESSION_DOCUMENTS, {"s": session_id}).fetchall()
-        return [json.loads(r[0]) for r in rows]
+        where = f"a stored document of session {session_id!r}"
+        return [parse_json_text(r[0], where=where, limit=None) for r in rows]
 
     def finish(self, session_id: str, state: str, results: list[dict], now: float | None = None) -> bool:
         """Store a session's results and mark it ``state`` in one transaction.

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from evalkit.documents.files.private import private_folder
+from evalkit.documents.json_input import parse_json_text
 from evalkit.errors import EvalkitError
 
 try:
@@ -77,7 +78,7 @@ class StoreLock:
 def _describe(data: bytes) -> str:
     """The holder as a phrase: ``pid 123 on host h, listening on URL, since TIME``."""
     try:
-        info = json.loads(data.decode())
+        info = parse_json_text(data)
         parts = [f"pid {int(info['pid'])} on host {info['host']}"]
     except (ValueError, KeyError, TypeError, AttributeError):
         return "its pid is not written yet"

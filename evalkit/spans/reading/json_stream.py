@@ -27,10 +27,12 @@ def looks_like_stream(text: str) -> bool:
     line is not a JSON value of its own (a pretty-printed object opens with ``{`` alone on a line)."""
     first = text.lstrip().split("\n", 1)[0]
     try:
-        json.loads(first)
-    except RecursionError:  # one value on the line, too deep for the parser: JSON lines, refused per line
-        return False
-    except ValueError:
+        parse_json(first)
+    except JsonInputError as exc:
+        if (
+            exc.decode_error is None
+        ):  # one value on the line that evalkit refuses: JSON lines, refused per line
+            return False
         return first.strip().startswith(("{", "["))
     return False
 

@@ -10,24 +10,19 @@ text)]`` with the roles normalised (``user`` / ``human`` -> ``user``, ``assistan
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from evalkit.documents.json_input import json_or_text
 
 ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "model": "assistant"}
 _INDEXED = re.compile(r"^(?P<prefix>.+?)\.(?P<index>\d+)\.(?P<rest>.+)$")
 
 
 def parse_json(value: Any) -> Any:
-    """A JSON-looking string parsed; anything else (or unparseable text) as it is."""
-    if isinstance(value, str):
-        text = value.strip()
-        if text[:1] in ("[", "{"):
-            try:
-                return json.loads(text)
-            except ValueError:
-                return value
-    return value
+    """A JSON-looking string parsed by evalkit's one bounded parser; anything else (or text it refuses: not
+    JSON, nested too deeply, NaN, ...) as it is (``json_input.json_or_text``)."""
+    return json_or_text(value)
 
 
 def content_text(content: Any) -> str | None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from evalkit.spans.reading.span_document import BadSpan, type_name
+from evalkit.spans.reading.span_document import BadSpan, nanoseconds, type_name
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -134,10 +134,8 @@ def resource_of(value: Any) -> dict | None:
 
 def iso_nanoseconds(value: Any, field: str) -> int:
     """Nanoseconds since the epoch from an ISO-8601 time (``2026-12-01T12:43:02.378858Z``) or an integer."""
-    if type(value) is int:
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
+    if type(value) is int or (isinstance(value, str) and value.isdigit()):
+        return nanoseconds(value, field)  # within OTLP's fixed64, or refused naming the field
     if not isinstance(value, str):
         raise BadSpan(f"'{field}' is missing" if value is None else f"'{field}' must be an ISO-8601 time")
     try:

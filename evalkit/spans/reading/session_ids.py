@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalkit.documents.json_input import parse_json
+from evalkit.documents.json_input import json_or_text
 
 SESSION_ATTRIBUTES = (
     "session.id",
@@ -134,10 +134,7 @@ def _text(value: Any) -> str | None:
 
 def _from_metadata(metadata: Any) -> str | None:
     if isinstance(metadata, str) and metadata.startswith("{"):
-        try:
-            metadata = parse_json(metadata)  # the bounded parser: deep JSON text is refused, never recursed
-        except ValueError:
-            return None
+        metadata = json_or_text(metadata)  # text the bounded parser refuses stays text: no session id here
     if not isinstance(metadata, dict):
         return None
     for key in METADATA_KEYS:

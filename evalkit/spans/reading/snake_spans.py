@@ -17,10 +17,10 @@ The merged format carries neither a ``name`` nor times: a missing name reads as 
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from evalkit.documents.json_input import json_or_text
 from evalkit.spans.reading.event_record import flat_record
 from evalkit.spans.reading.sdk_json import iso_nanoseconds, kind_name, status
 from evalkit.spans.reading.span_document import BadSpan, flat_document, type_name
@@ -116,10 +116,7 @@ def _record(entry: dict, span: dict, field: str) -> dict:
     """A ``span_events`` entry with a body as the canonical event record of ``span``."""
     body = entry["body"]
     if isinstance(body, str) and body.lstrip().startswith("{"):
-        try:
-            body = json.loads(body)
-        except ValueError:
-            pass  # kept as the text it is
+        body = json_or_text(body)  # kept as the text it is when it is not JSON evalkit reads
     record: dict[str, Any] = {"traceId": span["traceId"], "spanId": span["spanId"], "body": body}
     name = entry.get("event_name", entry.get("name"))
     if isinstance(name, str) and name:

@@ -117,9 +117,9 @@ def build_frame(
             "signal": ["record" if r else "span" for r in records],
             "name": names,
             "kind": ["" if r else d["kind"] for d, r in zip(docs, records)],
-            "start_ns": pd.Series(starts, dtype="int64"),
+            "start_ns": pd.Series(starts, dtype="uint64"),
             "end_ns": pd.Series(
-                [s if r else d["endTimeUnixNano"] for d, s, r in zip(docs, starts, records)], dtype="int64"
+                [s if r else d["endTimeUnixNano"] for d, s, r in zip(docs, starts, records)], dtype="uint64"
             ),
             "status_code": ["" if r else d["status"]["code"] for d, r in zip(docs, records)],
             "operation": pd.Series([_text(a.get("gen_ai.operation.name")) for a in attrs], dtype=object),
