@@ -32,11 +32,14 @@ ALLOWED = {
         "spans/lambdas/invocation.py",
         "read_response",
     ): "json.loads(json.dumps(response)): Lambda's marshalling",
-    ("spans/lambdas/event_replay.py", "replay"): "json.loads(json.dumps(response)): Lambda's marshalling",
     (
         "spans/lambdas/evaluator_workers.py",
         "*",
     ): "the frames evalkit's own worker process encodes with json.dumps",
+    (
+        "evaluators/custom/worker_process.py",
+        "_loader",
+    ): "the row ranges evalkit's own parent sends its worker with json.dumps",
     ("spans/llm_judges/ground_truth.py", "ground_truth"): "reference inputs payload.reference_groups dumped",
     ("spark/executor.py", "*"): "json.loads(json.dumps(tokens)): a plain copy of evalkit's own counters",
     ("spark/frames.py", "scored_table"): "the details column evalkit's executors serialised in the same job",
@@ -53,6 +56,7 @@ ALLOWED = {
     ("testing/rules.py", "*"): "the test model server's scripted rules",
     ("testing/panel.py", "*"): "the test model server's scripted answers",
     ("testing/batches.py", "*"): "the test model server's batch files",
+    ("testing/answers.py", "*"): "the test model server reading the JSON example a judge prompt shows",
 }
 
 _NAMES = {"load", "loads", "JSONDecoder", "raw_decode", "read_json"}
