@@ -23,7 +23,7 @@ from pathlib import Path
 
 from evalkit.errors import EvaluatorConfigError
 from evalkit.spans.lambdas.handler_location import SAMPLE_MODULE
-from evalkit.spans.lambdas.span_evaluator import SpanEvaluator, load_span_evaluator
+from evalkit.spans.lambdas.span_evaluator import SpanEvaluator, check_name, load_span_evaluator
 from evalkit.spans.llm_judges.custom_llm_judges import load_llm_judge
 from evalkit.spans.llm_judges.llm_evaluator import PLACEHOLDER_FIELDS, LLMSpanEvaluator, builtin_evaluator
 from evalkit.spans.llm_judges.trajectory_match import MODES, TrajectoryMatch
@@ -49,6 +49,7 @@ def resolve_span_evaluator(
     if name.startswith(BUILTIN_PREFIX):
         evaluator = builtin_evaluator(name, known=tuple(MODES))
         return evaluator.with_level(level.upper()) if level else evaluator
+    check_name(name)  # before any file is looked for under it
     root = Path(custom_dir) if custom_dir is not None else Path.cwd() / "custom-evaluators"
     config = root / name / f"{name}.json"
     if config.is_file() and not at:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evalkit.documents.json_input import quote
 from evalkit.errors import EvaluatorConfigError
 from evalkit.spans.lambdas.handler_location import DEFAULT_FUNCTION, find_handler
 from evalkit.spans.lambdas.packaging import shared_modules_importable
@@ -51,7 +52,7 @@ class SpanEvaluator:
         function: str = DEFAULT_FUNCTION,
         passing_labels: frozenset[str] | None = None,
     ):
-        _check_name(name)
+        check_name(name)
         if not callable(handler):
             raise EvaluatorConfigError(f"span evaluator '{name}': the handler is not callable")
         self.name = name
@@ -81,10 +82,13 @@ class SpanEvaluator:
         return f"SpanEvaluator({self.name!r}, level={self.level!r}{where})"
 
 
-def _check_name(name: Any) -> None:
+def check_name(name: Any) -> None:
+    """Refuse a name AgentCore would refuse, before any file is looked for under it (a 300-character name is
+    longer than a file name may be); the name is quoted cut short."""
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        shown = quote(name) if isinstance(name, str) else repr(name)
         raise EvaluatorConfigError(
-            f"span evaluator name {name!r} is not valid: AgentCore names start with a letter and hold "
+            f"span evaluator name {shown} is not valid: AgentCore names start with a letter and hold "
             "at most 48 letters, digits and underscores"
         )
 
@@ -119,7 +123,7 @@ def load_span_evaluator(
         raise EvaluatorConfigError(
             f"span evaluator '{name}': unknown option(s) {', '.join(unknown)} (known: level, handler)"
         )
-    _check_name(name)
+    check_name(name)
     root = Path(custom_dir) if custom_dir is not None else Path.cwd() / "custom-evaluators"
     folder = root / name
     if not folder.is_dir():
