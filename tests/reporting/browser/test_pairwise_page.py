@@ -61,7 +61,7 @@ def test_pairwise_section_shows_counts_interval_deciding_rows_and_inert_agent_te
     assert section.is_visible()
     cells = section.locator("table.pairwise-counts tbody td").all_inner_texts()
     assert cells[:5] == ["2", "8", "0", "1", "1"], cells  # wins, ties, of which disagreed, losses, not judged
-    assert cells[5] == "67%" and cells[6] == "[9%, 99%]"
+    assert cells[5] == "66.7%" and cells[6] == "[9.4%, 99.2%]"  # one decimal, as every rate
     assert "no significant difference" in section.locator(".pairwise-verdict").inner_text()
     assert "Clopper-Pearson" in page.locator("#pairwise-method").inner_text()
     won = page.locator("h4#pairwise-wins + table tbody tr")
