@@ -185,17 +185,20 @@ def serve_main(args) -> int:
         insecure=args.insecure,
         session_attribute=args.session_attribute,
     )
+    # SIGTERM is taken before the address is announced: a supervisor (or a test) that reads the line and stops
+    # the receiver at once gets the clean stop, not a death by the signal.
+    stopped = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     try:
         server.start()
     except OSError as exc:
+        signal.signal(signal.SIGTERM, previous)
         raise EvalkitError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     print(
         f"Receiving OTLP spans on {server.url} and event records on {server.logs_url} (store {args.store}); "
         "Ctrl-C to stop",
         flush=True,
     )
-    stopped = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     try:
         while not stopped.wait(0.5):
             pass
