@@ -124,3 +124,12 @@ def test_results_of_ordinary_evaluators_are_those_of_the_forked_worker(tmp_path,
     assert calls[0] is None and calls[1] is not None  # forked, then spawned
     assert spawned["ordinary_code"].tolist()[:3] == [None, "evaluatorError", "invalidEvaluatorResult"]
     pd.testing.assert_frame_equal(forked, spawned)
+
+
+def test_options_json_cannot_carry_stay_in_this_process(tmp_path, another_thread):
+    custom = tmp_path / "custom-evaluators"
+    write(custom, "greedy", GREEDY)
+    df = pd.DataFrame({"prompt": ["a"], "response": ["r"]})
+    configs = {"greedy": {"options": {"terms": {"a set"}}}}
+    scored = evalkit.evaluate(df, evaluators=configs, custom_dir=custom, evaluator_timeout=5, progress=False)
+    assert scored["greedy_reason"].tolist() == [f"a in {__import__('os').getpid()}"]  # the watched thread

@@ -229,7 +229,11 @@ class CustomEvaluator(RowEvaluator):
     def make_callable(self, threshold, options):
         return self.cls(threshold=threshold, options=options)
 
-    def spawned(self, setups, group_of, order, columns) -> SpawnedRows:
+    def spawned(self, setups, group_of, order, columns) -> SpawnedRows | None:
+        try:  # options given in Python may hold what JSON cannot carry: those stay in this process
+            json.dumps(setups)
+        except (TypeError, ValueError):
+            return None
         path = self.folder / f"{self.name}.py"
         return SpawnedRows(self.name, path, setups, group_of, order, columns)
 
