@@ -102,3 +102,11 @@ def test_the_level_and_passing_labels_come_from_the_worker(tmp_path):
     assert loaded.handler({}, None) == {"label": "PASS", "value": 1.0}  # imported here on first use
     assert "evalkit_span_evaluators.probe" in sys.modules
     sys.modules.pop("evalkit_span_evaluators.probe")
+
+
+def test_a_keyboard_interrupt_raised_on_import_is_a_load_error_naming_it(tmp_path):
+    custom = project(tmp_path, "raise KeyboardInterrupt('not now')\n")
+    with pytest.raises(EvaluatorConfigError) as raised:
+        spans.load_span_evaluator("probe", custom)
+    path = custom / "probe" / "probe.py"
+    assert str(raised.value) == f"span evaluator 'probe': {path} failed to import: KeyboardInterrupt: not now"

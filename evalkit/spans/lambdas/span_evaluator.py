@@ -21,6 +21,7 @@ import importlib.util
 import os
 import re
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -198,6 +199,7 @@ def _facts_from_worker(name: str, path: Path, function: str, handler: str, limit
     from evalkit.usercode.worker import CallTimedOut, Worker
 
     target = "evalkit.spans.lambdas.span_evaluator:module_facts"
+    started = time.monotonic()
     with Worker.spawn(name, target, name, str(path), function, handler) as worker:
         try:
             worker.wait_ready(limit)
@@ -211,6 +213,10 @@ def _facts_from_worker(name: str, path: Path, function: str, handler: str, limit
                 raise EvaluatorConfigError(
                     f"span evaluator '{name}': {path} failed to import: its process {exc.how} while importing "
                     "(os._exit or a signal in the module's top-level code)"
+                ) from None
+            if time.monotonic() - started < limit:  # the worker could not even start, or answered nonsense
+                raise EvaluatorConfigError(
+                    f"span evaluator '{name}': {path} failed to import: {exc}"
                 ) from None
             raise EvaluatorConfigError(
                 f"span evaluator '{name}': {path} did not finish importing within {limit:g} s (its worker "
@@ -253,6 +259,8 @@ def module_facts(name: str, path: str, function: str, handler: str):
             facts["labels_error"] = str(exc)
     except EvaluatorConfigError as exc:
         facts = {"error": str(exc)}
+    except BaseException as exc:  # noqa: BLE001 - a KeyboardInterrupt of its own while importing
+        facts = {"error": f"span evaluator '{name}': {source} failed to import: {type(exc).__name__}: {exc}"}
     return lambda request: facts
 
 
