@@ -133,3 +133,40 @@ def test_options_json_cannot_carry_stay_in_this_process(tmp_path, another_thread
     configs = {"greedy": {"options": {"terms": {"a set"}}}}
     scored = evalkit.evaluate(df, evaluators=configs, custom_dir=custom, evaluator_timeout=5, progress=False)
     assert scored["greedy_reason"].tolist() == [f"a in {__import__('os').getpid()}"]  # the watched thread
+
+
+FUSSY = """
+import threading
+
+if threading.active_count() == 1:
+    raise RuntimeError("imports only beside other threads")
+
+
+class Fussy:
+    def __init__(self, *, threshold, options=None, **_):
+        pass
+
+    def __call__(self, **_):
+        return {"score": 1}
+"""
+
+
+def test_a_module_that_imports_here_but_not_in_the_worker_is_a_load_error_on_its_rows(
+    tmp_path, another_thread
+):
+    custom = tmp_path / "custom-evaluators"
+    write(custom, "fussy", FUSSY)
+    df = pd.DataFrame({"prompt": ["a", "b"], "response": ["r", "r"]})
+    scored = evalkit.evaluate(
+        df, evaluators={"fussy": {}}, custom_dir=custom, evaluator_timeout=5, progress=False
+    )
+    path = custom / "fussy" / "fussy.py"
+    assert scored["fussy_code"].tolist() == ["evaluatorLoadError"] * 2
+    assert (
+        scored["fussy_error"].tolist()
+        == [
+            f"evaluator 'fussy' could not be loaded: Custom evaluator 'fussy' failed to import: RuntimeError: imports "
+            f"only beside other threads ({path})"
+        ]
+        * 2
+    )
