@@ -92,7 +92,9 @@ def evaluate_spans(
     timeout is killed (``Timeout``), a worker that dies gives ``EvaluatorCrashed``, and the run goes on.
     ``workers`` is a pool to reuse (the online receiver keeps one); without it the run has its own.
     ``isolate=False`` calls every handler in this process instead (on a watched thread that cannot be
-    stopped): for a debugger's breakpoint in a handler, or to read what a handler kept in its module.
+    stopped): for a debugger's breakpoint in a handler, or to read what a handler kept in its module. Its
+    module is then imported into this process too (after a worker imported it once to learn its level and
+    passing labels, see ``span_evaluator``), so its top-level code runs here.
     """
     import pandas as pd
 
@@ -278,4 +280,5 @@ def _evaluate_one(
 
 def _in_thread(evaluator: SpanEvaluator):
     function = getattr(evaluator, "function", "lambda_handler")
-    return lambda event, context: call_fields(evaluator.handler, event, context, evaluator.path, function)
+    handler = evaluator.handler  # loaded from a file: imported into this process now, not on the thread
+    return lambda event, context: call_fields(handler, event, context, evaluator.path, function)

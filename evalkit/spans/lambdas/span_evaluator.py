@@ -2,9 +2,16 @@
 
 A span evaluator is a folder ``custom-evaluators/<name>/`` holding its Lambda handler: ``<name>.py`` or
 ``lambda_function.py`` (AWS's sample layout) defining ``lambda_handler(event, context)`` or ``handler``, or
-the ``module.function`` its ``handler`` option names (``handler_location``). ``load_span_evaluator`` imports
-it the way the Lambda runtime does (its folder on ``sys.path``, so it can import modules deployed beside it)
-and checks the name and level rules AgentCore applies to a registration. Nothing here calls the handler: see ``invocation`` and ``lambda_runner``.
+the ``module.function`` its ``handler`` option names (``handler_location``). ``load_span_evaluator`` checks
+the name and level rules AgentCore applies to a registration. The module is imported the way the Lambda
+runtime does (its folder on ``sys.path``, so it can import modules deployed beside it), but not in evalkit's
+process: its top-level code is user code like the handler (an ``os._exit``, a patch of evalkit's response
+check, an endless loop), so a worker of the runner (``usercode.Worker.spawn``, with a time limit) imports it
+and answers what evalkit needs to know: that the handler is there and callable, its ``EVALUATION_LEVEL`` and
+``PASSING_LABELS``. The calls then run in workers too (``evaluator_workers``). Only ``SpanEvaluator.handler``
+and ``.module`` import the module into this process, on first use: ``evaluate_spans(isolate=False)`` (a
+debugger's path) and a notebook calling the handler itself. Nothing here calls the handler: see
+``invocation`` and ``evaluator_workers``.
 """
 
 from __future__ import annotations
@@ -14,13 +21,14 @@ import importlib.util
 import os
 import re
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from evalkit.documents.json_input import quote
-from evalkit.errors import EvaluatorConfigError
+from evalkit.errors import EvaluatorConfigError, EvaluatorCrashed
 from evalkit.spans.lambdas.handler_location import DEFAULT_FUNCTION, find_handler
 from evalkit.spans.lambdas.packaging import shared_modules_importable
 from evalkit.spans.lambdas.passing_rule import declared_labels
@@ -28,6 +36,8 @@ from evalkit.spans.lambdas.passing_rule import declared_labels
 LEVELS = ("TRACE", "TOOL_CALL", "SESSION")
 DEFAULT_LEVEL = "TRACE"
 NAME_PATTERN = re.compile(r"[a-zA-Z][a-zA-Z0-9_]{0,47}")
+#: How long a worker may take to import an evaluator's module for ``load_span_evaluator`` (seconds).
+LOAD_LIMIT = 60.0
 
 
 class SpanEvaluator:
@@ -38,13 +48,14 @@ class SpanEvaluator:
     ``<name>-<10 characters>``, as AgentCore ids look, derived from the name and the level so that it is
     stable across runs (and differs per level, as separate registrations do). ``passing_labels`` are the
     labels that count as passing (the module's ``PASSING_LABELS``; None: the value rule, see
-    ``passing_rule``).
+    ``passing_rule``). Loaded from a file (``handler=None`` with a ``path``), ``handler`` and ``module``
+    import the module into this process when first read (see the module docstring).
     """
 
     def __init__(
         self,
         name: str,
-        handler: Callable[[dict, Any], Any],
+        handler: Callable[[dict, Any], Any] | None,
         *,
         level: str = DEFAULT_LEVEL,
         path: str | os.PathLike | None = None,
@@ -53,26 +64,47 @@ class SpanEvaluator:
         passing_labels: frozenset[str] | None = None,
     ):
         check_name(name)
-        if not callable(handler):
+        if not callable(handler) and (handler is not None or path is None):
             raise EvaluatorConfigError(f"span evaluator '{name}': the handler is not callable")
         self.name = name
-        self.handler = handler
+        self._handler = handler
         self.level = _level(level, f"span evaluator '{name}'")
         self.path = Path(path) if path is not None else None
-        self.module = module
+        self._module = module
         self.function = function
         self.passing_labels = frozenset(passing_labels) if passing_labels is not None else None
         digest = hashlib.sha256(f"{name}/{self.level}".encode()).hexdigest()
         self.evaluator_id = f"{name}-{digest[:10]}"
 
+    @property
+    def module(self) -> Any:
+        """The handler's module, imported into this process on first use when the evaluator was loaded from
+        its file (None for a handler given as a function)."""
+        if self._module is None and self._handler is None and self.path is not None:
+            self._module = _import(self.name, self.path)
+        return self._module
+
+    @property
+    def handler(self) -> Callable[[dict, Any], Any]:
+        """The handler function, imported into this process on first use when loaded from its file."""
+        if self._handler is None:
+            found = getattr(self.module, self.function, None)
+            if not callable(found):
+                raise EvaluatorConfigError(
+                    f"span evaluator '{self.name}': {self.path} defines no {self.function}(event, context) "
+                    "once imported in this process"
+                )
+            self._handler = found
+        return self._handler
+
     def with_level(self, level: str) -> SpanEvaluator:
         """The same handler registered at another level (AgentCore registers one evaluator per level)."""
         return SpanEvaluator(
             self.name,
-            self.handler,
+            self._handler,
             level=level,
             path=self.path,
-            module=self.module,
+            module=self._module,
             function=self.function,
             passing_labels=self.passing_labels,
         )
@@ -107,8 +139,11 @@ def load_span_evaluator(
     level: str | None = None,
     options: dict | None = None,
     handler: str | None = None,
+    load_timeout: float | None = None,
 ) -> SpanEvaluator:
-    """Import the handler of ``<custom_dir>/<name>/`` (default ``./custom-evaluators``) as a span evaluator.
+    """The span evaluator of ``<custom_dir>/<name>/`` (default ``./custom-evaluators``), its module imported in
+    a worker process (see the module docstring), which must answer within ``load_timeout`` seconds (default
+    ``LOAD_LIMIT``).
 
     The handler is the ``handler`` argument, else ``options["handler"]`` (``"module.function"`` or
     ``"function"``, as Lambda's handler setting), else found without configuration: ``<name>.py`` then
@@ -116,6 +151,8 @@ def load_span_evaluator(
     The level is the ``level`` argument, else ``options["level"]``, else the module's ``EVALUATION_LEVEL``,
     else TRACE; the passing labels are the module's ``PASSING_LABELS`` (if any). The evaluator's folder is on
     ``sys.path`` while it is imported, as the Lambda task root is, so it can import modules deployed beside it.
+    A module that fails to import, exits or overruns ``load_timeout`` while importing is an
+    ``EvaluatorConfigError`` naming the evaluator and its file.
     """
     options = dict(options or {})
     unknown = sorted(set(options) - {"level", "handler"})
@@ -134,32 +171,101 @@ def load_span_evaluator(
         )
     location = find_handler(name, folder, handler if handler is not None else options.get("handler"))
     path = location.path
-    module = _import(name, path)
-    function = getattr(module, location.function, None)
-    if function is None:
-        raise EvaluatorConfigError(
-            f"span evaluator '{name}': {path} defines no {location.function}(event, context) once imported"
+    limit = LOAD_LIMIT if load_timeout is None else load_timeout
+    facts = _facts_from_worker(name, path, location.function, location.handler, limit)
+    if "error" in facts:
+        raise EvaluatorConfigError(facts["error"])
+    if level is not None or "level" in options:
+        chosen = _level(
+            level if level is not None else options["level"], f"span evaluator '{name}' (the level option)"
         )
-    if not callable(function):
-        raise EvaluatorConfigError(
-            f"span evaluator '{name}': {location.function} in {path} is not a function (Lambda calls "
-            f"{location.handler}(event, context))"
-        )
-    chosen = (
-        level
-        if level is not None
-        else options.get("level", getattr(module, "EVALUATION_LEVEL", DEFAULT_LEVEL))
-    )
-    source = "the level option" if level is not None or "level" in options else f"EVALUATION_LEVEL in {path}"
+    elif "level_error" in facts:
+        raise EvaluatorConfigError(facts["level_error"])
+    else:
+        chosen = _level(facts.get("level"), f"span evaluator '{name}' (EVALUATION_LEVEL in {path})")
+    if "labels_error" in facts:
+        raise EvaluatorConfigError(facts["labels_error"])
+    labels = facts.get("passing_labels")
+    if labels is not None and not (
+        isinstance(labels, list) and labels and all(isinstance(x, str) for x in labels)
+    ):
+        raise EvaluatorConfigError(f"span evaluator '{name}': its worker answered passing labels {labels!r}")
     return SpanEvaluator(
-        name,
-        function,
-        level=_level(chosen, f"span evaluator '{name}' ({source})"),
-        path=path,
-        module=module,
-        function=location.function,
-        passing_labels=declared_labels(module, f"span evaluator '{name}' ({path})"),
-    )
+        name, None, level=chosen, path=path, function=location.function,
+        passing_labels=frozenset(labels) if labels is not None else None,
+    )  # fmt: skip
+
+
+def _facts_from_worker(name: str, path: Path, function: str, handler: str, limit: float) -> dict:
+    """What a worker that imported the module answers (``module_facts``): the parent's checks use it. What
+    the module printed is passed on (redacted) only when it failed to load: the calls' worker prints it."""
+    from evalkit.documents.redaction import redact
+    from evalkit.usercode.worker import CallTimedOut, Worker
+
+    target = "evalkit.spans.lambdas.span_evaluator:module_facts"
+    started = time.monotonic()
+    with Worker.spawn(name, target, name, str(path), function, handler) as worker:
+        try:
+            worker.wait_ready(limit)
+            facts = worker.call(b"", limit)
+        except (EvaluatorCrashed, CallTimedOut) as exc:
+            logs = worker.logs()
+            if logs.text or logs.cut:
+                sys.stderr.write(redact(logs.shown()))
+                sys.stderr.flush()
+            if isinstance(exc, EvaluatorCrashed) and exc.how is not None:
+                raise EvaluatorConfigError(
+                    f"span evaluator '{name}': {path} failed to import: its process {exc.how} while importing "
+                    "(os._exit or a signal in the module's top-level code)"
+                ) from None
+            if time.monotonic() - started < limit:  # the worker could not even start, or answered nonsense
+                raise EvaluatorConfigError(
+                    f"span evaluator '{name}': {path} failed to import: {exc}"
+                ) from None
+            raise EvaluatorConfigError(
+                f"span evaluator '{name}': {path} did not finish importing within {limit:g} s (its worker "
+                "process was killed; look for a loop or a wait in the module's top-level code)"
+            ) from None
+    if not isinstance(facts, dict):
+        raise EvaluatorConfigError(f"span evaluator '{name}': its worker answered {facts!r}, not its facts")
+    return facts
+
+
+def module_facts(name: str, path: str, function: str, handler: str):
+    """In a worker (``Worker.spawn``): import the module at ``path`` and return the request handler that
+    answers what ``load_span_evaluator`` checks: ``{"error": message}`` when the module or its handler
+    cannot be used, else ``level`` (or ``level_error``) and ``passing_labels`` (or ``labels_error``)."""
+    source = Path(path)
+    facts: dict[str, Any] = {}
+    try:
+        module = _import(name, source)
+        found = getattr(module, function, None)
+        if found is None:
+            raise EvaluatorConfigError(
+                f"span evaluator '{name}': {source} defines no {function}(event, context) once imported"
+            )
+        if not callable(found):
+            raise EvaluatorConfigError(
+                f"span evaluator '{name}': {function} in {source} is not a function (Lambda calls "
+                f"{handler}(event, context))"
+            )
+        try:
+            facts["level"] = _level(
+                getattr(module, "EVALUATION_LEVEL", DEFAULT_LEVEL),
+                f"span evaluator '{name}' (EVALUATION_LEVEL in {source})",
+            )
+        except EvaluatorConfigError as exc:
+            facts["level_error"] = str(exc)
+        try:
+            labels = declared_labels(module, f"span evaluator '{name}' ({source})")
+            facts["passing_labels"] = sorted(labels) if labels is not None else None
+        except EvaluatorConfigError as exc:
+            facts["labels_error"] = str(exc)
+    except EvaluatorConfigError as exc:
+        facts = {"error": str(exc)}
+    except BaseException as exc:  # noqa: BLE001 - a KeyboardInterrupt of its own while importing
+        facts = {"error": f"span evaluator '{name}': {source} failed to import: {type(exc).__name__}: {exc}"}
+    return lambda request: facts
 
 
 def import_evaluator(name: str, path: Path):
