@@ -40,10 +40,6 @@ ALLOWED = {
         "evaluators/custom/worker_process.py",
         "_loader",
     ): "the row ranges evalkit's own parent sends its worker with json.dumps",
-    (
-        "evaluators/custom/spawned_worker.py",
-        "load",
-    ): "the rows evalkit's own parent sends its spawned worker with json.dumps (spawned_rows)",
     ("spans/llm_judges/ground_truth.py", "ground_truth"): "reference inputs payload.reference_groups dumped",
     ("spark/executor.py", "*"): "json.loads(json.dumps(tokens)): a plain copy of evalkit's own counters",
     ("spark/frames.py", "scored_table"): "the details column evalkit's executors serialised in the same job",

@@ -12,8 +12,7 @@ Modules and subpackages, bottom up (each subpackage's ``__init__`` says what it 
   over ``evalkit.judges``) and ``samples`` (one judge's K judgments of a row combined).
 - ``custom``: ``custom-evaluators/<name>/`` discovered and loaded (``loading``: code-only, ``.prompty`` judges,
   span evaluators named in documents via ``span_docs``; ad-hoc callables), the result ``contract``,
-  ``prompty_checks``, and the isolation of user code: ``time_limit``, ``worker_process``, ``spawned_rows``/``spawned_worker``,
-  ``import_limit``.
+  ``prompty_checks``, and the isolation of user code: ``time_limit``, ``worker_process``, ``import_limit``.
 - ``registry``: a name to an evaluator object; it imports the evaluators, none of them imports it.
 - ``scaffold``: the templates of ``evalkit new``.
 - ``jury``: juries (several jurors, models or other LLM judges, combined; Krippendorff's alpha; per-row spread),

@@ -3,8 +3,7 @@ stream) and code-only custom evaluators (``evalkit run``) are called here, never
 
 * ``worker``: the parent's side. A worker is a child process in a process group of its own, started as a fresh
   interpreter (``Worker.spawn``: safe from a process with threads) or forked (``Worker.fork``: inherits the
-  caller's callables, for ad-hoc evaluators), sharing a ``Progress`` word for per-item time limits (a memory
-  file for a spawned one); requests go in as bytes, answers come back as JSON read by
+  caller's callables, for ad-hoc evaluators); requests go in as bytes, answers come back as JSON read by
   ``documents.json_input.parse_json``; the time limit is enforced from the parent (SIGKILL to the group, so
   code that holds the GIL stops too); a worker that dies (``os._exit``, ``sys.exit``, a signal) raises
   ``errors.EvaluatorCrashed`` naming the evaluator and the exit code or signal;

@@ -57,33 +57,12 @@ class CallTimedOut(Exception):
 
 
 class Progress:
-    """A word shared with a worker: the user code's adapter writes the item it is on, the parent watches it,
-    and the time limit counts from its last change (per item, for calls over many items).
+    """A word shared with a forked worker: the user code's adapter writes the item it is on, the parent
+    watches it, and the time limit counts from its last change (per item, for calls over many items)."""
 
-    ``Progress()`` is inherited by a forked worker; ``Progress.shareable()`` lives in a memory file whose
-    descriptor ``fd`` a spawned worker is given (``Worker.spawn(..., progress=)``) and maps with ``attach``.
-    """
-
-    def __init__(self, fd: int | None = None):
-        self.fd = fd
-        self._map = mmap.mmap(-1, 8) if fd is None else mmap.mmap(fd, 8)
+    def __init__(self):
+        self._map = mmap.mmap(-1, 8)
         self._word = memoryview(self._map).cast("q")
-
-    @classmethod
-    def shareable(cls) -> Progress:
-        """A word a spawned worker can map (Linux: a ``memfd``)."""
-        fd = os.memfd_create("evalkit-progress", os.MFD_CLOEXEC)
-        try:
-            os.ftruncate(fd, 8)
-            return cls(fd)
-        except BaseException:
-            os.close(fd)
-            raise
-
-    @classmethod
-    def attach(cls, fd: int) -> Progress:
-        """In a spawned worker: the parent's word, from the descriptor it was given."""
-        return cls(fd)
 
     @property
     def word(self) -> memoryview:
@@ -101,9 +80,6 @@ class Progress:
     def close(self) -> None:
         self._word.release()
         self._map.close()
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
 
 
 class Worker:
@@ -126,10 +102,9 @@ class Worker:
         self.closed = False
 
     @classmethod
-    def spawn(cls, name: str, target: str, *args: str, progress: Progress | None = None) -> Worker:
+    def spawn(cls, name: str, target: str, *args: str) -> Worker:
         """A fresh interpreter whose ``target`` (``"module:function"``) called with ``args`` loads the user
-        code and returns its request handler. A ``progress`` made ``shareable`` is passed on (its ``fd``,
-        which the caller names in ``args`` for the target to ``attach``)."""
+        code and returns its request handler."""
         requests_in, requests = os.pipe()
         answers, answers_out = os.pipe()
         logs, logs_out = os.pipe()
@@ -138,8 +113,7 @@ class Worker:
                 [sys.executable, "-c", _BOOT, _HOME, str(requests_in), str(answers_out), str(os.getpid()),
                  target, *args],
                 stdin=subprocess.DEVNULL, stdout=logs_out, stderr=logs_out,
-                pass_fds=(requests_in, answers_out, *([progress.fd] if progress is not None else [])),
-                process_group=0,
+                pass_fds=(requests_in, answers_out), process_group=0,
             )  # fmt: skip
         except BaseException:
             for fd in (requests, answers, logs):
@@ -148,7 +122,7 @@ class Worker:
         finally:
             for fd in (requests_in, answers_out, logs_out):
                 os.close(fd)
-        return cls(name, popen.pid, requests, answers, logs, popen=popen, progress=progress)
+        return cls(name, popen.pid, requests, answers, logs, popen=popen)
 
     @classmethod
     def fork(cls, name: str, load, progress: Progress | None = None) -> Worker:

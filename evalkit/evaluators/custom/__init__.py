@@ -5,12 +5,11 @@
 reads the result contract (``{"score", "reason"}``) and says what broke it; ``prompty_checks`` warns about a
 ``.prompty``'s template mistakes at load time; ``span_docs`` runs an AgentCore-style span evaluator named in
 a document on each row's captured spans; ``tool_inputs`` gives an LLM judge the row's ``tool_calls`` and
-``tool_definitions``. Isolation: ``time_limit`` (the per-row limit; a watched thread for ad-hoc callables
-where forking is unsafe), ``worker_process`` (a forked worker per evaluator: a hang is killed, a crash costs one
-row), ``spawned_rows`` and ``spawned_worker`` (where forking is unsafe, an evaluator from its file in a spawned
-worker instead), ``import_limit`` (the module imported under the same limit).
+``tool_definitions``. Isolation: ``time_limit`` (the per-row limit, a watched thread where
+forking is unsafe), ``worker_process`` (a forked worker per evaluator: a hang is killed, a crash costs one
+row), ``import_limit`` (the module imported under the same limit).
 
 May import ``evalkit.evaluators.base``, ``evalkit.evaluators.names``, ``evalkit.evaluators.llm_judges`` (a
 ``.prompty`` judge is an ``LLMJudge``), ``evalkit.spans``, ``evalkit.judges``, ``evalkit.documents`` and
-``evalkit.errors`` and ``evalkit.usercode`` (the runner); not the registry or juries (above).
+``evalkit.errors``; not the registry or juries (above).
 """

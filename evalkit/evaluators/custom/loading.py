@@ -36,10 +36,9 @@ from evalkit.evaluators.custom.contract import (
 from evalkit.evaluators.custom.import_limit import UnloadedEvaluator, import_timeout_message, import_within
 from evalkit.evaluators.custom.prompty_checks import check_template, warn_missing_prompty
 from evalkit.evaluators.custom.span_docs import SpanDocumentEvaluator
-from evalkit.evaluators.custom.spawned_rows import SpawnedRows
 from evalkit.evaluators.custom.time_limit import DEFAULT_TIMEOUT, own_failure, run_with_time_limit
 from evalkit.evaluators.custom.tool_inputs import tool_inputs
-from evalkit.evaluators.custom.worker_process import can_fork, can_spawn, run_in_workers
+from evalkit.evaluators.custom.worker_process import can_fork, run_in_workers
 from evalkit.evaluators.llm_judges.builtin import LLMJudge
 from evalkit.evaluators.names import default_custom_dir
 from evalkit.judges.judge_answers import refusal, unread_answer
@@ -90,14 +89,11 @@ class RowEvaluator:
         columns = [rows[c].tolist() for c in _INPUTS]
         order: list[int] = []  # the rows to call, grouped by configuration, and the callable of each
         fns: list[Any] = []
-        setups: list[tuple[Any, dict]] = []  # (threshold, options) of each configuration made
-        group_of: list[int] = []  # the configuration of each position of ``order``
         for positions, config in _group_configs(configs):
             threshold = config.get("threshold", self.default_threshold)
             thresholds[positions] = threshold
-            options = config.get("options") or {}
             try:
-                fn = self.make_callable(threshold, options)
+                fn = self.make_callable(threshold, config.get("options") or {})
             except TypeError as exc:
                 _fill(
                     errors,
@@ -120,21 +116,12 @@ class RowEvaluator:
                 continue
             order.extend(positions.tolist())
             fns.extend([fn] * len(positions))
-            group_of.extend([len(setups)] * len(positions))
-            setups.append((threshold, options))
-        spawned = self.spawned(setups, group_of, order, columns)
-        self._run(fns, order, columns, (scores, reasons, errors, codes), rows.index, spawned)
+        self._run(fns, order, columns, (scores, reasons, errors, codes), rows.index)
         return verdict_frame(rows.index, scores, thresholds, reasons, errors, codes)
 
-    def spawned(self, setups, group_of, order, columns) -> SpawnedRows | None:
-        """How a spawned worker runs this evaluator's rows (``spawned_rows``); None: it cannot (an ad-hoc
-        callable, which a new interpreter cannot import)."""
-        return None
-
-    def _run(self, fns, order, columns, outputs, labels=None, spawned: SpawnedRows | None = None) -> None:
-        """Call every row: here (no limit), or under the time limit in a forked worker (``worker_process``)
-        or, where forking is unsafe, in a spawned one (an evaluator from its file: ``spawned``) or a watched
-        thread (an ad-hoc callable, or not Linux: ``time_limit``)."""
+    def _run(self, fns, order, columns, outputs, labels=None) -> None:
+        """Call every row: here (no limit), or under the time limit in a worker process (``worker_process``)
+        or, where forking is unsafe, in a watched thread (``time_limit``)."""
 
         def loop(start, end, buffers, progress, stop):
             self._rows(fns, order, columns, start, end, buffers, progress, stop)
@@ -143,8 +130,6 @@ class RowEvaluator:
             loop(0, len(order), outputs, [0], [False])
         elif can_fork():
             run_in_workers(loop, order, outputs, self.timeout, self.name, labels)
-        elif spawned is not None and can_spawn():
-            run_in_workers(None, order, outputs, self.timeout, self.name, labels, spawned)
         else:
             run_with_time_limit(loop, order, outputs, self.timeout, self.name)
 
@@ -228,14 +213,6 @@ class CustomEvaluator(RowEvaluator):
 
     def make_callable(self, threshold, options):
         return self.cls(threshold=threshold, options=options)
-
-    def spawned(self, setups, group_of, order, columns) -> SpawnedRows | None:
-        try:  # options given in Python may hold what JSON cannot carry: those stay in this process
-            json.dumps(setups)
-        except (TypeError, ValueError):
-            return None
-        path = self.folder / f"{self.name}.py"
-        return SpawnedRows(self.name, path, setups, group_of, order, columns)
 
 
 class CallableEvaluator(RowEvaluator):

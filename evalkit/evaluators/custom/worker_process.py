@@ -14,12 +14,8 @@ Processes an evaluator starts are killed when the call ends (the worker is retir
 and by the group kill of a timeout; what it prints goes to standard error, the last 64 KiB per batch
 (``usercode.output_tail``), redacted.
 
-On Linux where forking is unsafe (a Jupyter kernel or any process with threads), an evaluator loaded from its
-file runs the same way in spawned workers (``usercode.Worker.spawn``, see ``spawned_rows``): a fresh
-interpreter imports the evaluator, builds its instances with the same arguments and is sent the rows; the
-progress word is a memory file it maps. Only ad-hoc callables (``evaluate(evaluators={"x": fn})``), which a
-new interpreter cannot import, and other OSes run the rows in a watched thread instead
-(:mod:`evalkit.evaluators.custom.time_limit`). What a call changes in the evaluator's own
+Elsewhere (another OS, a Jupyter kernel or any process with threads, where forking is unsafe) the rows run in a
+watched thread instead (:mod:`evalkit.evaluators.custom.time_limit`). What a call changes in the evaluator's own
 state (counters, caches) stays in the worker: evaluators are called as functions of their inputs.
 """
 
@@ -41,7 +37,7 @@ from evalkit.evaluators.custom.time_limit import (
     row_name,
     timeout_message,
 )
-from evalkit.usercode.worker import STARTUP_LIMIT, CallTimedOut, Progress, Worker
+from evalkit.usercode.worker import CallTimedOut, Progress, Worker
 
 BATCH = 512  # rows per streamed part; a killed worker loses at most this many finished rows
 
@@ -51,46 +47,23 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
-def can_spawn() -> bool:
-    """A spawned worker can run an evaluator from its file here (Linux: the memory file of its progress)."""
-    return sys.platform.startswith("linux") and bool(sys.executable)
-
-
-def run_in_workers(
-    loop, order: list[int], outputs: tuple, limit: float, name: str, labels=None, spawned=None
-) -> None:
+def run_in_workers(loop, order: list[int], outputs: tuple, limit: float, name: str, labels=None) -> None:
     """Run ``loop`` (see ``time_limit.run_with_time_limit``) over ``order`` in forked workers, at most
-    ``limit`` seconds per row; ``labels[i]`` is the case-table index of row ``i`` (for crash messages).
-    With ``spawned`` (a ``spawned_rows.SpawnedRows``: an evaluator from its file, where forking is unsafe)
-    the workers are fresh interpreters that import the evaluator and are sent the rows (``loop`` unused)."""
+    ``limit`` seconds per row; ``labels[i]`` is the case-table index of row ``i`` (for crash messages)."""
     done = bytearray(len(order))
     scores, reasons, errors, codes = outputs
-    progress = Progress.shareable() if spawned is not None else Progress()
+    progress = Progress()
     worker: Worker | None = None
     try:
         while True:
             ranges = _pending(done)
             if not ranges:
                 return
-            if worker is None and spawned is not None:
-                worker = spawned.start(progress)
-                try:
-                    worker.wait_ready(max(limit, STARTUP_LIMIT))
-                except EvaluatorCrashed as exc:  # it imported here, but not in a fresh interpreter
-                    _pass_on(worker)
-                    worker.close()
-                    worker = None
-                    for start, end in ranges:
-                        for i in order[start:end]:
-                            scores[i], reasons[i] = np.nan, None
-                            errors[i], codes[i] = str(exc), "evaluatorLoadError"
-                    return
-            elif worker is None:
+            if worker is None:
                 worker = Worker.fork(name, _loader(loop, order, outputs, progress), progress)
             progress.value = ranges[0][0]
-            request = spawned.request(ranges) if spawned is not None else json.dumps(ranges).encode()
             try:
-                for answer in worker.stream(request, limit):
+                for answer in worker.stream(json.dumps(ranges).encode(), limit):
                     if "failure" in answer:  # a failure of the loop itself (not of the evaluator): as if here
                         raise _failure(*answer["failure"])
                     _store(answer, order, outputs, done)
@@ -133,33 +106,31 @@ def _loader(loop, order, outputs, progress: Progress):
 
     def load():
         IN_WORKER_PROCESS[0] = True
-        return lambda request: batches(loop, order, outputs, progress.word, json.loads(request))
+        scores, reasons, errors, codes = outputs
+        stop = [False]
+
+        def handle(request: bytes):
+            for start, end in json.loads(request):
+                for first in range(start, end, BATCH):
+                    last = min(end, first + BATCH)
+                    try:
+                        loop(first, last, outputs, progress.word, stop)
+                    except Exception as exc:  # noqa: BLE001 - a failure of the loop itself: the parent raises it
+                        yield {"failure": [type(exc).__name__, str(exc)]}
+                        return
+                    rows = order[first:last]
+                    yield {
+                        "first": first,
+                        "last": last,
+                        "scores": [None if s != s else s for s in scores[rows].tolist()],
+                        "reasons": [reasons[i] for i in rows],
+                        "errors": [errors[i] for i in rows],
+                        "codes": [codes[i] for i in rows],
+                    }
+
+        return handle
 
     return load
-
-
-def batches(loop, order, outputs, word, ranges):
-    """In a worker: the rows of ``ranges`` through ``loop``, ``BATCH`` rows at a time, each batch's results
-    as one part of the streamed answer (or a ``failure`` of the loop itself, which the parent raises)."""
-    scores, reasons, errors, codes = outputs
-    stop = [False]
-    for start, end in ranges:
-        for first in range(start, end, BATCH):
-            last = min(end, first + BATCH)
-            try:
-                loop(first, last, outputs, word, stop)
-            except Exception as exc:  # noqa: BLE001 - a failure of the loop itself: the parent raises it
-                yield {"failure": [type(exc).__name__, str(exc)]}
-                return
-            rows = order[first:last]
-            yield {
-                "first": first,
-                "last": last,
-                "scores": [None if s != s else s for s in scores[rows].tolist()],
-                "reasons": [reasons[i] for i in rows],
-                "errors": [errors[i] for i in rows],
-                "codes": [codes[i] for i in rows],
-            }
 
 
 def _failure(kind: str, message: str) -> BaseException:
