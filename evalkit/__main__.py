@@ -15,7 +15,8 @@ after ``os.fork``, when the document is read ahead), a ``__del__`` or a weakref 
 "Exception ignored in ..." and the command goes on as if nothing happened. :func:`run` therefore installs its
 own SIGINT handler, which notes the interrupt before raising ``KeyboardInterrupt``, and an unraisable hook that
 keeps quiet about a swallowed ``KeyboardInterrupt``: a command that returns after an interrupt it never saw
-still ends with ``Interrupted.`` and 130.
+still ends with ``Interrupted.`` and 130, and so does one that an extension turned into another error (numpy's
+C init reports an interrupt during its import of ``datetime`` as an ``ImportError``).
 
 Imports nothing of evalkit at module level (importing ``evalkit.cli`` is the slow part it must cover).
 """
@@ -64,6 +65,12 @@ def run() -> NoReturn:
             interrupted()
         except KeyboardInterrupt:  # a second Ctrl-C before the first one's handling ignored SIGINT
             interrupted()
+    except BaseException:
+        # An interrupt that an extension turned into another error: numpy's C init imports ``datetime`` and
+        # reports a KeyboardInterrupt there as "ImportError: ... could not import module datetime".
+        if _seen:
+            interrupted()
+        raise
     raise SystemExit(code)
 
 

@@ -36,3 +36,29 @@ def test_an_interrupt_python_swallowed_still_ends_the_command_with_130():
     assert done.returncode == 130, done.stderr
     assert done.stderr == "Interrupted.\n"
     assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr
+
+
+CONVERTED = textwrap.dedent(
+    """
+    import os, signal
+    import evalkit.cli
+
+    def converting_main(argv=None):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):
+                pass
+        except KeyboardInterrupt:
+            raise ImportError("could not import module datetime") from None  # as numpy's C init does
+
+    evalkit.cli.main = converting_main
+    from evalkit.__main__ import run
+    run()
+    """
+)
+
+
+def test_an_interrupt_an_extension_turned_into_another_error_still_ends_with_130():
+    done = subprocess.run([sys.executable, "-c", CONVERTED], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "Interrupted.\n"
